@@ -1,0 +1,105 @@
+//! The file-system interface: every file the engine touches goes through a
+//! [`FileSystem`]. [`PosixFs`] is the real one; [`MemFs`] keeps files in memory
+//! for tests. No other module calls `std::fs`.
+
+mod mem;
+mod posix;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::error::Result;
+
+pub use mem::MemFs;
+pub use posix::PosixFs;
+
+/// A file read from front to back (logs, MANIFEST).
+pub trait SequentialFile: Send {
+    /// Reads up to `buf.len()` bytes; returns how many were read, 0 at the end.
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize>;
+    /// Skips `n` bytes.
+    fn skip(&mut self, n: u64) -> Result<()>;
+}
+
+/// A file read at arbitrary offsets by many threads at once (tables).
+pub trait RandomAccessFile: Send + Sync {
+    /// Reads into `buf` from `offset`, as much as the file holds up to
+    /// `buf.len()`; returns the count (short only at the end of the file).
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize>;
+}
+
+/// A file written from front to back.
+pub trait WritableFile: Send {
+    /// Appends `data` (may be buffered).
+    fn append(&mut self, data: &[u8]) -> Result<()>;
+    /// Hands buffered data to the operating system.
+    fn flush(&mut self) -> Result<()>;
+    /// Flushes and makes the data durable (fdatasync).
+    fn sync(&mut self) -> Result<()>;
+    /// Flushes and closes; later calls fail. Dropping without `close` flushes on a best-effort basis.
+    fn close(&mut self) -> Result<()>;
+}
+
+/// A held lock on a database directory's `LOCK` file; released on drop.
+pub trait FileLock: Send + Sync {}
+
+/// Everything the engine needs from a file system.
+pub trait FileSystem: Send + Sync + 'static {
+    /// Opens an existing file for sequential reading.
+    fn new_sequential_file(&self, path: &Path) -> Result<Box<dyn SequentialFile>>;
+    /// Opens an existing file for positional reads.
+    fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>>;
+    /// Creates (or truncates) a file for writing.
+    fn new_writable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
+    /// Opens a file for appending, creating it if missing.
+    fn new_appendable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
+    /// True if `path` exists.
+    fn exists(&self, path: &Path) -> bool;
+    /// Names (not paths) of the entries of directory `dir`.
+    fn children(&self, dir: &Path) -> Result<Vec<String>>;
+    /// Removes a file.
+    fn remove_file(&self, path: &Path) -> Result<()>;
+    /// Creates a directory and its parents; succeeds if it exists.
+    fn create_dir_all(&self, path: &Path) -> Result<()>;
+    /// Removes an empty directory.
+    fn remove_dir(&self, path: &Path) -> Result<()>;
+    /// Size of a file in bytes.
+    fn file_size(&self, path: &Path) -> Result<u64>;
+    /// Atomically renames `from` to `to`, replacing `to`.
+    fn rename(&self, from: &Path, to: &Path) -> Result<()>;
+    /// Takes an exclusive lock on `path` (created if missing), against this
+    /// process and others. Fails if it is held.
+    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>>;
+    /// Makes directory entries (creations, renames) in `dir` durable.
+    fn sync_dir(&self, dir: &Path) -> Result<()>;
+}
+
+/// Writes `data` to a new file at `path` and syncs it.
+pub fn write_file_sync(fs: &dyn FileSystem, path: &Path, data: &[u8]) -> Result<()> {
+    let mut f = fs.new_writable_file(path)?;
+    f.append(data)?;
+    f.sync()?;
+    f.close()
+}
+
+/// Reads a whole file into memory.
+pub fn read_file(fs: &dyn FileSystem, path: &Path) -> Result<Vec<u8>> {
+    let mut f = fs.new_sequential_file(path)?;
+    let mut out = Vec::new();
+    let mut buf = vec![0u8; 8192];
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            return Ok(out);
+        }
+        out.extend_from_slice(&buf[..n]);
+    }
+}
+
+/// The default file system.
+pub fn default_fs() -> Arc<dyn FileSystem> {
+    Arc::new(PosixFs::new())
+}
+
+#[cfg(test)]
+mod tests;

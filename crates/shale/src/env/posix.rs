@@ -1,0 +1,294 @@
+//! The real file system, through `std::fs`.
+//!
+//! Writable files keep a 64 KiB user-space buffer so that small appends (log
+//! records, table blocks) cost no system call; `flush` hands the buffer to the
+//! kernel and `sync` adds an fdatasync.
+
+use std::collections::HashSet;
+use std::fs::{self, File, OpenOptions};
+use std::io::{Read, Seek, SeekFrom, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use super::{FileLock, FileSystem, RandomAccessFile, SequentialFile, WritableFile};
+use crate::error::{Error, Result};
+
+const WRITE_BUFFER: usize = 64 * 1024;
+
+/// The operating system's file system.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct PosixFs;
+
+impl PosixFs {
+    /// The real file system.
+    pub fn new() -> PosixFs {
+        PosixFs
+    }
+}
+
+/// Paths locked by this process: `flock`-style locks are per open file
+/// description, so a second open in the same process must be caught here.
+fn locked_paths() -> &'static Mutex<HashSet<PathBuf>> {
+    static LOCKS: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
+    LOCKS.get_or_init(|| Mutex::new(HashSet::new()))
+}
+
+struct PosixSequential {
+    path: PathBuf,
+    file: File,
+}
+
+impl SequentialFile for PosixSequential {
+    fn read(&mut self, buf: &mut [u8]) -> Result<usize> {
+        loop {
+            match self.file.read(buf) {
+                Ok(n) => return Ok(n),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Error::io(&self.path, e)),
+            }
+        }
+    }
+
+    fn skip(&mut self, n: u64) -> Result<()> {
+        let off =
+            i64::try_from(n).map_err(|_| Error::InvalidArgument(format!("skip of {n} bytes")))?;
+        self.file
+            .seek(SeekFrom::Current(off))
+            .map_err(|e| Error::io(&self.path, e))?;
+        Ok(())
+    }
+}
+
+struct PosixRandomAccess {
+    path: PathBuf,
+    file: File,
+}
+
+impl RandomAccessFile for PosixRandomAccess {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        let mut done = 0;
+        while done < buf.len() {
+            match self.file.read_at(&mut buf[done..], offset + done as u64) {
+                Ok(0) => break,
+                Ok(n) => done += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(Error::io(&self.path, e)),
+            }
+        }
+        Ok(done)
+    }
+}
+
+struct PosixWritable {
+    path: PathBuf,
+    file: Option<File>,
+    buf: Vec<u8>,
+}
+
+impl PosixWritable {
+    fn file(&mut self) -> Result<&mut File> {
+        let path = &self.path;
+        self.file
+            .as_mut()
+            .ok_or_else(|| Error::io(path, std::io::Error::other("write to a closed file")))
+    }
+
+    fn write_out(&mut self, data: &[u8]) -> Result<()> {
+        let path = self.path.clone();
+        self.file()?.write_all(data).map_err(|e| Error::io(path, e))
+    }
+}
+
+impl WritableFile for PosixWritable {
+    fn append(&mut self, data: &[u8]) -> Result<()> {
+        self.file()?;
+        if self.buf.len() + data.len() <= WRITE_BUFFER {
+            self.buf.extend_from_slice(data);
+            return Ok(());
+        }
+        self.flush()?;
+        if data.len() <= WRITE_BUFFER {
+            self.buf.extend_from_slice(data);
+            Ok(())
+        } else {
+            self.write_out(data)
+        }
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let buf = std::mem::take(&mut self.buf);
+        let r = self.write_out(&buf);
+        self.buf = buf;
+        self.buf.clear();
+        r
+    }
+
+    fn sync(&mut self) -> Result<()> {
+        self.flush()?;
+        let path = self.path.clone();
+        self.file()?.sync_data().map_err(|e| Error::io(path, e))
+    }
+
+    fn close(&mut self) -> Result<()> {
+        if self.file.is_none() {
+            return Ok(());
+        }
+        let r = self.flush();
+        self.file = None;
+        r
+    }
+}
+
+impl Drop for PosixWritable {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
+
+struct PosixLock {
+    path: PathBuf,
+    _file: File,
+}
+
+impl FileLock for PosixLock {}
+
+impl Drop for PosixLock {
+    fn drop(&mut self) {
+        // Closing the file releases the OS lock.
+        if let Ok(mut set) = locked_paths().lock() {
+            set.remove(&self.path);
+        }
+    }
+}
+
+fn open_writable(path: &Path, append: bool) -> Result<Box<dyn WritableFile>> {
+    let mut o = OpenOptions::new();
+    o.write(true).create(true);
+    if append {
+        o.append(true);
+    } else {
+        o.truncate(true);
+    }
+    let file = o.open(path).map_err(|e| Error::io(path, e))?;
+    Ok(Box::new(PosixWritable {
+        path: path.to_path_buf(),
+        file: Some(file),
+        buf: Vec::with_capacity(WRITE_BUFFER),
+    }))
+}
+
+impl FileSystem for PosixFs {
+    fn new_sequential_file(&self, path: &Path) -> Result<Box<dyn SequentialFile>> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        Ok(Box::new(PosixSequential {
+            path: path.to_path_buf(),
+            file,
+        }))
+    }
+
+    fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
+        let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        Ok(Arc::new(PosixRandomAccess {
+            path: path.to_path_buf(),
+            file,
+        }))
+    }
+
+    fn new_writable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        open_writable(path, false)
+    }
+
+    fn new_appendable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        open_writable(path, true)
+    }
+
+    fn exists(&self, path: &Path) -> bool {
+        path.exists()
+    }
+
+    fn children(&self, dir: &Path) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        for entry in fs::read_dir(dir).map_err(|e| Error::io(dir, e))? {
+            let entry = entry.map_err(|e| Error::io(dir, e))?;
+            out.push(entry.file_name().to_string_lossy().into_owned());
+        }
+        Ok(out)
+    }
+
+    fn remove_file(&self, path: &Path) -> Result<()> {
+        fs::remove_file(path).map_err(|e| Error::io(path, e))
+    }
+
+    fn create_dir_all(&self, path: &Path) -> Result<()> {
+        fs::create_dir_all(path).map_err(|e| Error::io(path, e))
+    }
+
+    fn remove_dir(&self, path: &Path) -> Result<()> {
+        fs::remove_dir(path).map_err(|e| Error::io(path, e))
+    }
+
+    fn file_size(&self, path: &Path) -> Result<u64> {
+        Ok(fs::metadata(path).map_err(|e| Error::io(path, e))?.len())
+    }
+
+    fn rename(&self, from: &Path, to: &Path) -> Result<()> {
+        fs::rename(from, to).map_err(|e| Error::io(from, e))
+    }
+
+    fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
+        let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        {
+            let mut set = locked_paths()
+                .lock()
+                .map_err(|_| Error::io(path, std::io::Error::other("lock table poisoned")))?;
+            if !set.insert(key.clone()) {
+                return Err(Error::io(
+                    path,
+                    std::io::Error::new(
+                        std::io::ErrorKind::WouldBlock,
+                        "lock already held by this process",
+                    ),
+                ));
+            }
+        }
+        let result = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(path)
+            .map_err(|e| Error::io(path, e))
+            .and_then(|file| match file.try_lock() {
+                Ok(()) => Ok(file),
+                Err(fs::TryLockError::WouldBlock) => Err(Error::io(
+                    path,
+                    std::io::Error::new(
+                        std::io::ErrorKind::WouldBlock,
+                        "lock held by another process",
+                    ),
+                )),
+                Err(fs::TryLockError::Error(e)) => Err(Error::io(path, e)),
+            });
+        match result {
+            Ok(file) => Ok(Box::new(PosixLock {
+                path: key,
+                _file: file,
+            })),
+            Err(e) => {
+                if let Ok(mut set) = locked_paths().lock() {
+                    set.remove(&key);
+                }
+                Err(e)
+            }
+        }
+    }
+
+    fn sync_dir(&self, dir: &Path) -> Result<()> {
+        let d = File::open(dir).map_err(|e| Error::io(dir, e))?;
+        d.sync_all().map_err(|e| Error::io(dir, e))
+    }
+}

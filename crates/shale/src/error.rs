@@ -1,0 +1,140 @@
+//! The one error type of the engine.
+//!
+//! Every failure says what went wrong and where: the file and byte offset of
+//! a corruption, the argument that was refused, the I/O call that failed.
+
+use std::fmt;
+use std::path::PathBuf;
+
+/// The result type used throughout Shale.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// What went wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The key, file or database that was asked for does not exist.
+    #[error("not found: {0}")]
+    NotFound(String),
+
+    /// Bytes read from disk do not have the expected form.
+    #[error("corruption in {file}{}: {reason}", fmt_offset(*.offset))]
+    Corruption {
+        /// The file the bad bytes were read from (empty when in memory).
+        file: PathBuf,
+        /// The byte offset in that file, when known.
+        offset: Option<u64>,
+        /// What was wrong with them.
+        reason: String,
+    },
+
+    /// A caller passed an argument or option that cannot be used.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+
+    /// The operating system refused a file operation.
+    #[error("I/O error on {path}: {source}")]
+    Io {
+        /// The file or directory the operation was on.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The operation is not supported by this build or configuration.
+    #[error("not supported: {0}")]
+    NotSupported(String),
+
+    /// The database was closed, or a background error made it read-only.
+    #[error("database unusable after an earlier error: {0}")]
+    Background(String),
+}
+
+fn fmt_offset(offset: Option<u64>) -> String {
+    match offset {
+        Some(o) => format!(" at offset {o}"),
+        None => String::new(),
+    }
+}
+
+impl Error {
+    /// A corruption at a known place in a file.
+    pub fn corruption(
+        file: impl Into<PathBuf>,
+        offset: Option<u64>,
+        reason: impl fmt::Display,
+    ) -> Error {
+        Error::Corruption {
+            file: file.into(),
+            offset,
+            reason: reason.to_string(),
+        }
+    }
+
+    /// A corruption found in bytes whose file is not known at the point of decoding;
+    /// callers that know the file wrap it with [`Error::in_file`].
+    pub fn bad_data(reason: impl fmt::Display) -> Error {
+        Error::Corruption {
+            file: PathBuf::new(),
+            offset: None,
+            reason: reason.to_string(),
+        }
+    }
+
+    /// An I/O error on a path.
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    /// Fills in the file (and offset, when not yet known) of a corruption error.
+    pub fn in_file(self, file: &std::path::Path, at: Option<u64>) -> Error {
+        match self {
+            Error::Corruption {
+                file: f,
+                offset,
+                reason,
+            } if f.as_os_str().is_empty() => Error::Corruption {
+                file: file.to_path_buf(),
+                offset: offset.or(at),
+                reason,
+            },
+            other => other,
+        }
+    }
+
+    /// True for [`Error::NotFound`].
+    pub fn is_not_found(&self) -> bool {
+        matches!(self, Error::NotFound(_))
+    }
+
+    /// True for [`Error::Corruption`].
+    pub fn is_corruption(&self) -> bool {
+        matches!(self, Error::Corruption { .. })
+    }
+
+    /// A copy of this error for handing to several waiters (I/O sources are not `Clone`).
+    pub fn duplicate(&self) -> Error {
+        match self {
+            Error::NotFound(s) => Error::NotFound(s.clone()),
+            Error::Corruption {
+                file,
+                offset,
+                reason,
+            } => Error::Corruption {
+                file: file.clone(),
+                offset: *offset,
+                reason: reason.clone(),
+            },
+            Error::InvalidArgument(s) => Error::InvalidArgument(s.clone()),
+            Error::Io { path, source } => Error::Io {
+                path: path.clone(),
+                source: std::io::Error::new(source.kind(), source.to_string()),
+            },
+            Error::NotSupported(s) => Error::NotSupported(s.clone()),
+            Error::Background(s) => Error::Background(s.clone()),
+        }
+    }
+}

@@ -1,0 +1,76 @@
+//! The iterator contract shared by every sorted source: memtables, blocks,
+//! tables, levels, and the merge of them all.
+//!
+//! Invariants: `key` and `value` may only be called while `valid()`; after any
+//! positioning call the iterator is either valid or exhausted; an error stops
+//! the iterator (it becomes invalid) and is reported by `status`.
+
+use crate::error::Result;
+
+/// A bidirectional cursor over sorted (key, value) entries.
+pub trait InternalIterator: Send {
+    /// True when positioned on an entry.
+    fn valid(&self) -> bool;
+    /// Positions at the first entry.
+    fn seek_to_first(&mut self);
+    /// Positions at the last entry.
+    fn seek_to_last(&mut self);
+    /// Positions at the first entry with key >= `target`.
+    fn seek(&mut self, target: &[u8]);
+    /// Moves to the next entry. Requires `valid()`.
+    fn next(&mut self);
+    /// Moves to the previous entry. Requires `valid()`.
+    fn prev(&mut self);
+    /// The current key. Requires `valid()`.
+    fn key(&self) -> &[u8];
+    /// The current value. Requires `valid()`.
+    fn value(&self) -> &[u8];
+    /// The first error met, if any.
+    fn status(&self) -> Result<()>;
+}
+
+/// An iterator over nothing, or one that only reports an error.
+pub struct EmptyIterator {
+    error: Option<crate::error::Error>,
+}
+
+impl EmptyIterator {
+    /// An iterator with no entries.
+    pub fn new() -> EmptyIterator {
+        EmptyIterator { error: None }
+    }
+
+    /// An iterator with no entries whose status is `err`.
+    pub fn with_error(err: crate::error::Error) -> EmptyIterator {
+        EmptyIterator { error: Some(err) }
+    }
+}
+
+impl Default for EmptyIterator {
+    fn default() -> Self {
+        EmptyIterator::new()
+    }
+}
+
+impl InternalIterator for EmptyIterator {
+    fn valid(&self) -> bool {
+        false
+    }
+    fn seek_to_first(&mut self) {}
+    fn seek_to_last(&mut self) {}
+    fn seek(&mut self, _target: &[u8]) {}
+    fn next(&mut self) {}
+    fn prev(&mut self) {}
+    fn key(&self) -> &[u8] {
+        &[]
+    }
+    fn value(&self) -> &[u8] {
+        &[]
+    }
+    fn status(&self) -> Result<()> {
+        match &self.error {
+            None => Ok(()),
+            Some(e) => Err(e.duplicate()),
+        }
+    }
+}

@@ -1,0 +1,30 @@
+//! # Shale
+//!
+//! An embedded, ordered key-value store: a log-structured merge tree that
+//! reads and writes LevelDB's on-disk format.
+//!
+//! The layout follows the data: `log` (write-ahead log), `memtable`,
+//! `sstable` (table files), `version` (the MANIFEST and the set of live files),
+//! `compaction`, and `db` (the write and read paths that tie them together).
+//! All file access goes through `env`.
+
+#![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
+
+pub mod cache;
+pub mod comparator;
+pub mod env;
+pub mod error;
+pub mod filter_policy;
+pub mod iterator;
+pub mod keys;
+pub mod options;
+pub mod snapshot;
+pub mod util;
+
+pub use cache::Cache;
+pub use comparator::{BytewiseComparator, Comparator};
+pub use error::{Error, Result};
+pub use filter_policy::FilterPolicy;
+pub use options::{CompressionType, Options, ReadOptions, WriteOptions};
+pub use snapshot::Snapshot;

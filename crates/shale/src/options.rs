@@ -1,0 +1,153 @@
+//! Options for opening a database, reading and writing, with LevelDB's
+//! meanings and defaults.
+
+use std::sync::Arc;
+
+use crate::cache::Cache;
+use crate::comparator::{BytewiseComparator, Comparator};
+use crate::env::{default_fs, FileSystem};
+use crate::filter_policy::FilterPolicy;
+use crate::snapshot::Snapshot;
+
+/// How table blocks are compressed. The numbers are the on-disk block types.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum CompressionType {
+    /// Blocks are stored as they are.
+    None = 0,
+    /// Snappy (LevelDB's default).
+    Snappy = 1,
+}
+
+impl CompressionType {
+    /// Decodes an on-disk block type byte.
+    pub fn from_u8(b: u8) -> Option<CompressionType> {
+        match b {
+            0 => Some(CompressionType::None),
+            1 => Some(CompressionType::Snappy),
+            _ => None,
+        }
+    }
+}
+
+/// Options for opening a database.
+///
+/// ```
+/// let mut opts = shale::Options::default();
+/// opts.create_if_missing = true;
+/// opts.write_buffer_size = 64 << 20;
+/// assert_eq!(opts.block_size, 4096);
+/// ```
+#[derive(Clone)]
+pub struct Options {
+    /// Orders user keys. Default: bytewise. Must match the comparator the database was created with.
+    pub comparator: Arc<dyn Comparator>,
+    /// Create the database if it is missing. Default: false.
+    pub create_if_missing: bool,
+    /// Fail if the database already exists. Default: false.
+    pub error_if_exists: bool,
+    /// Check data aggressively and stop at the first corruption. Default: false.
+    pub paranoid_checks: bool,
+    /// Where files live. Default: the operating system's file system.
+    pub fs: Arc<dyn FileSystem>,
+    /// Bytes of writes collected in memory before they are flushed to a table. Default: 4 MB.
+    pub write_buffer_size: usize,
+    /// Table files kept open at once. Default: 1000.
+    pub max_open_files: usize,
+    /// Cache for uncompressed blocks, shareable between databases. Default: none given, an 8 MB one is made.
+    pub block_cache: Option<Arc<Cache>>,
+    /// Approximate uncompressed size of a table's data block. Default: 4 KB.
+    pub block_size: usize,
+    /// Keys between restart points of a block's key prefix compression. Default: 16.
+    pub block_restart_interval: usize,
+    /// Bytes written to a table file before a new one is started. Default: 2 MB.
+    pub max_file_size: usize,
+    /// Block compression. Default: Snappy.
+    pub compression: CompressionType,
+    /// Append to the existing log and MANIFEST on open instead of starting new ones. Default: false.
+    pub reuse_logs: bool,
+    /// A filter (e.g. bloom) stored in each table to skip reads of absent keys. Default: none.
+    pub filter_policy: Option<Arc<dyn FilterPolicy>>,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            comparator: Arc::new(BytewiseComparator),
+            create_if_missing: false,
+            error_if_exists: false,
+            paranoid_checks: false,
+            fs: default_fs(),
+            write_buffer_size: 4 << 20,
+            max_open_files: 1000,
+            block_cache: None,
+            block_size: 4 << 10,
+            block_restart_interval: 16,
+            max_file_size: 2 << 20,
+            compression: CompressionType::Snappy,
+            reuse_logs: false,
+            filter_policy: None,
+        }
+    }
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("comparator", &self.comparator.name())
+            .field("create_if_missing", &self.create_if_missing)
+            .field("error_if_exists", &self.error_if_exists)
+            .field("paranoid_checks", &self.paranoid_checks)
+            .field("write_buffer_size", &self.write_buffer_size)
+            .field("max_open_files", &self.max_open_files)
+            .field("block_size", &self.block_size)
+            .field("block_restart_interval", &self.block_restart_interval)
+            .field("max_file_size", &self.max_file_size)
+            .field("compression", &self.compression)
+            .field("reuse_logs", &self.reuse_logs)
+            .field(
+                "filter_policy",
+                &self.filter_policy.as_ref().map(|p| p.name().to_string()),
+            )
+            .finish()
+    }
+}
+
+/// Options for reads.
+///
+/// ```
+/// let opts = shale::ReadOptions { verify_checksums: true, ..Default::default() };
+/// assert!(opts.fill_cache);
+/// ```
+#[derive(Clone)]
+pub struct ReadOptions<'a> {
+    /// Check the checksum of every block read. Default: false.
+    pub verify_checksums: bool,
+    /// Keep blocks read by this call in the block cache. Default: true.
+    pub fill_cache: bool,
+    /// Read as of this snapshot instead of the latest state.
+    pub snapshot: Option<&'a Snapshot>,
+}
+
+impl Default for ReadOptions<'_> {
+    /// No checksum verification, fill the cache, latest state.
+    fn default() -> Self {
+        ReadOptions {
+            verify_checksums: false,
+            fill_cache: true,
+            snapshot: None,
+        }
+    }
+}
+
+/// Options for writes.
+///
+/// ```
+/// let durable = shale::WriteOptions { sync: true };
+/// assert!(durable.sync);
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WriteOptions {
+    /// Wait for the write to reach stable storage (fdatasync) before returning. Default: false.
+    pub sync: bool,
+}

@@ -1,0 +1,105 @@
+//! Snapshots: a pinned sequence number. Reads through a snapshot see the
+//! database as it was when the snapshot was taken. Compactions keep every
+//! entry a live snapshot can see; dropping the snapshot releases it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use crate::keys::SequenceNumber;
+
+/// The multiset of live snapshot sequence numbers of one database.
+#[derive(Default)]
+pub(crate) struct SnapshotList {
+    live: Mutex<BTreeMap<SequenceNumber, usize>>,
+}
+
+impl SnapshotList {
+    /// Registers a snapshot at `seq`.
+    pub(crate) fn acquire(self: &Arc<Self>, seq: SequenceNumber) -> Snapshot {
+        *self.live.lock().entry(seq).or_insert(0) += 1;
+        Snapshot {
+            sequence: seq,
+            list: self.clone(),
+        }
+    }
+
+    /// The oldest live snapshot, if any.
+    pub(crate) fn oldest(&self) -> Option<SequenceNumber> {
+        self.live.lock().keys().next().copied()
+    }
+
+    fn release(&self, seq: SequenceNumber) {
+        let mut live = self.live.lock();
+        if let Some(n) = live.get_mut(&seq) {
+            *n -= 1;
+            if *n == 0 {
+                live.remove(&seq);
+            }
+        }
+    }
+}
+
+/// A consistent, read-only view of a database, released when dropped.
+///
+/// ```
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+/// db.put(b"k", b"old")?;
+/// let snap = db.snapshot();
+/// db.put(b"k", b"new")?;
+/// let at_snap = shale::ReadOptions { snapshot: Some(&snap), ..Default::default() };
+/// assert_eq!(db.get_with(&at_snap, b"k")?.as_deref(), Some(&b"old"[..]));
+/// # Ok(()) }
+/// ```
+pub struct Snapshot {
+    sequence: SequenceNumber,
+    list: Arc<SnapshotList>,
+}
+
+impl Snapshot {
+    /// The sequence number this snapshot reads at.
+    pub fn sequence(&self) -> SequenceNumber {
+        self.sequence
+    }
+
+    /// True if this snapshot belongs to the database that owns `list`.
+    pub(crate) fn belongs_to(&self, list: &Arc<SnapshotList>) -> bool {
+        Arc::ptr_eq(&self.list, list)
+    }
+}
+
+impl Drop for Snapshot {
+    fn drop(&mut self) {
+        self.list.release(self.sequence);
+    }
+}
+
+impl std::fmt::Debug for Snapshot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Snapshot({})", self.sequence)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn oldest_tracks_live_snapshots() {
+        let list = Arc::new(SnapshotList::default());
+        assert_eq!(list.oldest(), None);
+        let a = list.acquire(5);
+        let b = list.acquire(3);
+        let c = list.acquire(3);
+        assert_eq!(list.oldest(), Some(3));
+        drop(b);
+        assert_eq!(list.oldest(), Some(3));
+        drop(c);
+        assert_eq!(list.oldest(), Some(5));
+        drop(a);
+        assert_eq!(list.oldest(), None);
+    }
+}
