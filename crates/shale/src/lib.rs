@@ -13,6 +13,7 @@
 
 pub mod cache;
 pub mod comparator;
+pub mod db;
 pub mod env;
 pub mod error;
 pub mod filter_policy;
@@ -20,6 +21,8 @@ pub mod iterator;
 pub mod keys;
 pub mod options;
 pub mod snapshot;
+#[cfg(test)]
+pub(crate) mod testutil;
 pub mod util;
 
 pub use cache::Cache;
