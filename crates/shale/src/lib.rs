@@ -11,6 +11,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+pub mod batch;
 pub mod cache;
 pub mod comparator;
 pub mod db;
@@ -19,12 +20,15 @@ pub mod error;
 pub mod filter_policy;
 pub mod iterator;
 pub mod keys;
+pub mod log;
 pub mod options;
 pub mod snapshot;
 #[cfg(test)]
 pub(crate) mod testutil;
 pub mod util;
+pub mod version;
 
+pub use batch::WriteBatch;
 pub use cache::Cache;
 pub use comparator::{BytewiseComparator, Comparator};
 pub use error::{Error, Result};
