@@ -1,0 +1,194 @@
+//! The engines the report compares, how each spends memory, and the
+//! capability table: which workloads an engine cannot do, and why.
+//!
+//! Invariants: `ENGINES` lists every name db_bench's `--engine=` accepts, Shale
+//! first; a missing capability always carries the reason printed in its cell.
+
+/// How an engine's memory is configured for the "4 MB" and "128 MB" settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MemoryModel {
+    /// A write buffer (memtable) plus a block cache: LevelDB-like LSM trees.
+    WriteBufferAndCache,
+    /// One page cache for everything: B-trees (and WiredTiger's LSM, whose
+    /// chunks live in the same cache).
+    SingleCache,
+    /// No cache of its own: memory-maps the file and relies on the OS.
+    OsPageCache,
+}
+
+impl MemoryModel {
+    /// Short description for the settings tables.
+    pub fn describe(self) -> &'static str {
+        match self {
+            MemoryModel::WriteBufferAndCache => "write buffer + block cache",
+            MemoryModel::SingleCache => "one page cache",
+            MemoryModel::OsPageCache => "memory-mapped; OS page cache only",
+        }
+    }
+}
+
+/// Something a workload needs that not every engine has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Capability {
+    /// Atomic write batches.
+    Batches,
+    /// A compression setting that can be switched off.
+    CompressionSwitch,
+    /// Several client threads on one database.
+    MultiThreaded,
+}
+
+impl Capability {
+    /// Column heading in the capability table.
+    pub fn heading(self) -> &'static str {
+        match self {
+            Capability::Batches => "write batches",
+            Capability::CompressionSwitch => "compression switch",
+            Capability::MultiThreaded => "several threads",
+        }
+    }
+
+    /// Every capability, in table order.
+    pub const ALL: [Capability; 3] = [
+        Capability::Batches,
+        Capability::CompressionSwitch,
+        Capability::MultiThreaded,
+    ];
+}
+
+/// One engine db_bench can drive.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Engine {
+    /// Name passed to `--engine=`.
+    pub name: &'static str,
+    /// Debian package its library comes from (for `dpkg-query`), if any.
+    pub debian_package: Option<&'static str>,
+    /// How memory settings map onto it.
+    pub memory: MemoryModel,
+    /// Missing capabilities, each with the reason shown in the report.
+    pub lacks: &'static [(Capability, &'static str)],
+    /// Bar and line colour (RGB).
+    pub color: (u8, u8, u8),
+}
+
+impl Engine {
+    /// Why the engine cannot do something, or `None` when it can.
+    pub fn lacks(&self, cap: Capability) -> Option<&'static str> {
+        self.lacks
+            .iter()
+            .find(|(c, _)| *c == cap)
+            .map(|(_, why)| *why)
+    }
+
+    /// True for the engine under test.
+    pub fn is_shale(&self) -> bool {
+        self.name == "shale"
+    }
+}
+
+/// Every engine, Shale first, in column order.
+pub const ENGINES: [Engine; 8] = [
+    Engine {
+        name: "shale",
+        debian_package: None,
+        memory: MemoryModel::WriteBufferAndCache,
+        lacks: &[],
+        color: (0xd9, 0x5f, 0x02),
+    },
+    Engine {
+        name: "leveldb",
+        debian_package: Some("libleveldb-dev"),
+        memory: MemoryModel::WriteBufferAndCache,
+        lacks: &[],
+        color: (0x02, 0x55, 0xdf),
+    },
+    Engine {
+        name: "rocksdb",
+        debian_package: Some("librocksdb-dev"),
+        memory: MemoryModel::WriteBufferAndCache,
+        lacks: &[],
+        color: (0x6a, 0x3d, 0x9a),
+    },
+    Engine {
+        name: "sqlite3",
+        debian_package: Some("libsqlite3-dev"),
+        memory: MemoryModel::SingleCache,
+        lacks: &[
+            (
+                Capability::CompressionSwitch,
+                "SQLite3 never compresses (the seed repeats its baseline)",
+            ),
+            (
+                Capability::MultiThreaded,
+                "one connection in exclusive locking mode",
+            ),
+        ],
+        color: (0x7a, 0xb0, 0x2c),
+    },
+    Engine {
+        name: "kyoto-treedb",
+        debian_package: Some("libkyotocabinet-dev"),
+        memory: MemoryModel::SingleCache,
+        lacks: &[(
+            Capability::Batches,
+            "Kyoto TreeDB has no batch writes (omitted in the seed too)",
+        )],
+        color: (0xdf, 0x55, 0x55),
+    },
+    Engine {
+        name: "wiredtiger-lsm",
+        debian_package: Some("libwiredtiger-dev"),
+        memory: MemoryModel::SingleCache,
+        lacks: &[],
+        color: (0x1b, 0x9e, 0x77),
+    },
+    Engine {
+        name: "wiredtiger-btree",
+        debian_package: Some("libwiredtiger-dev"),
+        memory: MemoryModel::SingleCache,
+        lacks: &[],
+        color: (0xe7, 0x29, 0x8a),
+    },
+    Engine {
+        name: "lmdb",
+        debian_package: Some("liblmdb-dev"),
+        memory: MemoryModel::OsPageCache,
+        lacks: &[(
+            Capability::CompressionSwitch,
+            "LMDB never compresses; nothing to switch off",
+        )],
+        color: (0x66, 0x66, 0x66),
+    },
+];
+
+/// Looks an engine up by its `--engine=` name.
+pub fn engine(name: &str) -> Option<&'static Engine> {
+    ENGINES.iter().find(|e| e.name == name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shale_comes_first_and_names_are_unique() {
+        assert!(ENGINES[0].is_shale());
+        for (i, a) in ENGINES.iter().enumerate() {
+            for b in &ENGINES[i + 1..] {
+                assert_ne!(a.name, b.name);
+            }
+        }
+    }
+
+    #[test]
+    fn capability_gaps_from_the_seeds() {
+        let kyoto = engine("kyoto-treedb").unwrap();
+        assert!(kyoto.lacks(Capability::Batches).is_some());
+        assert!(engine("lmdb")
+            .unwrap()
+            .lacks(Capability::CompressionSwitch)
+            .is_some());
+        assert_eq!(engine("shale").unwrap().lacks(Capability::Batches), None);
+        assert_eq!(engine("nope"), None);
+    }
+}

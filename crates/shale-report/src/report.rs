@@ -1,0 +1,220 @@
+//! Writing a study's results: tables built, charts drawn (SVG kept for the
+//! HTML page, SVG and PNG files under `charts/`), `<study>.md` and
+//! `<study>-raw.tsv` written; and the facts every page starts with.
+//!
+//! Invariants: file names come only from study and section ids (no user text);
+//! a chart that cannot be drawn fails the report loudly rather than leaving a
+//! page with a hole.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use crate::charts::{self, Bar, BarGroup, Line, Rendered};
+use crate::engines::{engine, Engine};
+use crate::machine::{debian_version, Machine};
+use crate::markdown::{self, ChartFiles};
+use crate::runner::{write_raw_tsv, Context, StudyRun};
+use crate::tables::{build_tables, Cell, Table};
+
+/// One engine's version line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VersionRow {
+    /// Engine name.
+    pub engine: &'static str,
+    /// Version from db_bench's `Engine:` header, if it ran.
+    pub reported: Option<String>,
+    /// `package version` from dpkg, or a note.
+    pub debian: String,
+    /// `ran`, `skipped: ...`, or `not chosen`.
+    pub status: String,
+}
+
+/// Facts at the top of every page.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Meta {
+    /// The exact shale-report command line.
+    pub command: String,
+    /// Machine facts.
+    pub machine: Machine,
+    /// Database root.
+    pub db_root: PathBuf,
+    /// db_bench binary.
+    pub db_bench: PathBuf,
+    /// `--quick`.
+    pub quick: bool,
+    /// Font file used for the charts.
+    pub font: PathBuf,
+    /// Engine versions.
+    pub versions: Vec<VersionRow>,
+}
+
+/// Version rows for the chosen engines, from what the runs saw.
+pub fn version_rows(
+    engines: &[&'static Engine],
+    ctx: &Context,
+    debian: &dyn Fn(&str) -> Option<String>,
+) -> Vec<VersionRow> {
+    let reported = &ctx.versions;
+    engines
+        .iter()
+        .map(|e| VersionRow {
+            engine: e.name,
+            reported: reported.get(e.name).cloned(),
+            debian: match e.debian_package {
+                Some(p) => match debian(p) {
+                    Some(v) => format!("{p} {v}"),
+                    None => format!("{p} not installed"),
+                },
+                None => "this workspace".to_string(),
+            },
+            status: {
+                let started = ctx.started.get(e.name).copied().unwrap_or(0);
+                let failed = ctx.failed.get(e.name).copied().unwrap_or(0);
+                match ctx.skipped.get(e.name) {
+                    Some(why) => format!("skipped: {why}"),
+                    None if started == 0 => "not run".to_string(),
+                    None if failed == started => {
+                        "every run failed (see the raw output)".to_string()
+                    }
+                    None if failed > 0 => format!("ran; {failed} of {started} runs failed"),
+                    None => "ran".to_string(),
+                }
+            },
+        })
+        .collect()
+}
+
+/// Debian versions looked up once per package.
+pub fn debian_lookup(engines: &[&'static Engine]) -> BTreeMap<&'static str, Option<String>> {
+    let mut m = BTreeMap::new();
+    for e in engines {
+        if let Some(p) = e.debian_package {
+            m.entry(p).or_insert_with(|| debian_version(p));
+        }
+    }
+    m
+}
+
+/// A drawn chart and where its files are.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChartOut {
+    /// Title.
+    pub title: String,
+    /// The drawing.
+    pub rendered: Rendered,
+    /// PNG path relative to the report directory.
+    pub png_rel: String,
+}
+
+/// One section with its charts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SectionOut {
+    /// The table.
+    pub table: Table,
+    /// Bar chart.
+    pub bars: ChartOut,
+    /// Line charts.
+    pub lines: Vec<ChartOut>,
+}
+
+/// A study as written.
+#[derive(Debug, Clone)]
+pub struct StudyPage {
+    /// The run.
+    pub run: StudyRun,
+    /// Its sections.
+    pub sections: Vec<SectionOut>,
+}
+
+fn color_of(name: &str) -> (u8, u8, u8) {
+    engine(name).map(|e| e.color).unwrap_or((0, 0, 0))
+}
+
+/// Bar groups (one per workload) of a table.
+pub fn bar_groups(t: &Table) -> Vec<BarGroup> {
+    t.rows
+        .iter()
+        .map(|r| BarGroup {
+            label: r.label.clone(),
+            bars: t
+                .engines
+                .iter()
+                .zip(&r.cells)
+                .map(|(e, c)| Bar {
+                    label: e.to_string(),
+                    color: color_of(e),
+                    value: match c {
+                        Cell::Value { ops, .. } => Ok(*ops),
+                        Cell::NotAvailable(why) => Err(why.clone()),
+                    },
+                })
+                .collect(),
+        })
+        .collect()
+}
+
+fn save_chart(
+    out: &Path,
+    rel_png: &str,
+    rendered: Rendered,
+    title: &str,
+) -> Result<ChartOut, String> {
+    let svg_path = out.join(rel_png).with_extension("svg");
+    fs::write(&svg_path, &rendered.svg)
+        .map_err(|e| format!("cannot write {}: {e}", svg_path.display()))?;
+    Ok(ChartOut {
+        title: title.to_string(),
+        rendered,
+        png_rel: rel_png.to_string(),
+    })
+}
+
+/// Builds tables, draws charts and writes `<study>.md` and `<study>-raw.tsv`.
+pub fn write_study(meta: &Meta, run: StudyRun, out: &Path) -> Result<StudyPage, String> {
+    let chart_dir = out.join("charts");
+    fs::create_dir_all(&chart_dir)
+        .map_err(|e| format!("cannot create {}: {e}", chart_dir.display()))?;
+    write_raw_tsv(out, &run).map_err(|e| format!("cannot write the raw table: {e}"))?;
+    let tables = build_tables(&run);
+    let mut sections = Vec::new();
+    let mut files = Vec::new();
+    for t in tables {
+        let title = format!("{}: {}", run.study.title, t.title);
+        let rel = format!("charts/{}-{}.png", run.study.id, t.id);
+        let r = charts::bar_chart(&title, &bar_groups(&t), &out.join(&rel))?;
+        let bars = save_chart(out, &rel, r, &title)?;
+        let mut lines = Vec::new();
+        for ot in &t.over_time {
+            let rel = format!("charts/{}-{}-{}.png", run.study.id, t.id, ot.id);
+            let series: Vec<Line> = ot
+                .series
+                .iter()
+                .map(|s| Line {
+                    label: s.engine.clone(),
+                    color: color_of(&s.engine),
+                    points: s.points.clone(),
+                })
+                .collect();
+            let r = charts::line_chart(&ot.title, &ot.x_label, &series, &out.join(&rel))?;
+            lines.push(save_chart(out, &rel, r, &ot.title)?);
+        }
+        files.push(ChartFiles {
+            bars: Some(bars.png_rel.clone()),
+            lines: lines
+                .iter()
+                .map(|c| (c.title.clone(), c.png_rel.clone()))
+                .collect(),
+        });
+        sections.push(SectionOut {
+            table: t,
+            bars,
+            lines,
+        });
+    }
+    let tables: Vec<Table> = sections.iter().map(|s| s.table.clone()).collect();
+    let md = markdown::render_study(meta, &run, &tables, &files);
+    let md_path = out.join(format!("{}.md", run.study.id));
+    fs::write(&md_path, md).map_err(|e| format!("cannot write {}: {e}", md_path.display()))?;
+    Ok(StudyPage { run, sections })
+}

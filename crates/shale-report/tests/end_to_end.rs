@@ -1,0 +1,298 @@
+//! A whole `--quick` report driven by a fake db_bench (a shell script that
+//! prints canned lines), so the crate is testable without the real binary.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const FAKE: &str = include_str!("fake_db_bench.sh");
+
+struct Setup {
+    _tmp: tempfile::TempDir,
+    state: PathBuf,
+    out: PathBuf,
+    db_root: PathBuf,
+    script: PathBuf,
+}
+
+fn setup() -> Setup {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let state = tmp.path().join("state");
+    fs::create_dir_all(&state).unwrap();
+    let script = tmp.path().join("db_bench");
+    fs::write(
+        &script,
+        FAKE.replace("STATE_DIR", &state.display().to_string()),
+    )
+    .unwrap();
+    fs::set_permissions(&script, fs::Permissions::from_mode(0o755)).unwrap();
+    Setup {
+        out: tmp.path().join("report"),
+        db_root: tmp.path().join("db"),
+        state,
+        script,
+        _tmp: tmp,
+    }
+}
+
+fn run_report(s: &Setup, extra: &[&str]) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_shale-report"))
+        .arg("--quick")
+        .arg(format!("--db-bench={}", s.script.display()))
+        .arg(format!("--out={}", s.out.display()))
+        .arg(format!("--db-root={}", s.db_root.display()))
+        .args(extra)
+        .output()
+        .expect("shale-report runs")
+}
+
+fn png_ok(p: &Path) {
+    let bytes = fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    assert_eq!(
+        &bytes[..8],
+        b"\x89PNG\r\n\x1a\n",
+        "{} is not a PNG",
+        p.display()
+    );
+    assert!(
+        bytes.len() > 5_000,
+        "{} is only {} bytes",
+        p.display(),
+        bytes.len()
+    );
+}
+
+fn row<'a>(md: &'a str, label: &str) -> &'a str {
+    md.lines()
+        .find(|l| l.starts_with(&format!("| {label} |")))
+        .unwrap_or_else(|| panic!("no row {label:?} in\n{md}"))
+}
+
+#[test]
+fn quick_report_with_every_study() {
+    let s = setup();
+    let o = run_report(&s, &["--studies=leveldb,wiredtiger,bangdb,sqlite4"]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "shale-report failed:\n{stderr}");
+
+    // Progress and estimates on stderr.
+    assert!(
+        stderr.contains("study leveldb (LevelDB report):"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("expected duration about"), "{stderr}");
+    assert!(
+        stderr.contains("leveldb · baseline · shale · run 1/3 · elapsed"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("wiredtiger · all · rocksdb · run 5/5"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("est. left"), "{stderr}");
+
+    // The LevelDB study's table: shale 1.0/1.1/1.2 us -> median 909,091,
+    // leveldb 2.0/2.1/2.2 us -> median 476,190; ratio 1.91.
+    let md = fs::read_to_string(s.out.join("leveldb.md")).unwrap();
+    let fillseq = row(&md, "C. Sequential writes (fillseq)");
+    assert!(
+        fillseq.contains("| 909,091 (833,333–1,000,000) |"),
+        "{fillseq}"
+    );
+    assert!(
+        fillseq.contains("| 476,190 (454,545–500,000) |"),
+        "{fillseq}"
+    );
+    assert!(fillseq.contains("| 1.91 |"), "{fillseq}");
+    assert!(
+        fillseq.contains("n/a: skipped: kyoto-treedb is not built into this db_bench"),
+        "{fillseq}"
+    );
+    assert!(fillseq.contains("| n/a: failed [note 1] |"), "{fillseq}");
+    assert!(
+        md.contains(
+            "1. failed: unreadable db_bench output, line 5: `quick` is not a micros/op figure"
+        ),
+        "the long reason is a note below the table"
+    );
+    let batch = row(&md, "Sequential batches (fillseqbatch)");
+    assert!(
+        batch.contains("n/a: Kyoto TreeDB has no batch writes"),
+        "capability beats skip: {batch}"
+    );
+    assert!(
+        md.contains("n/a: SQLite3 never compresses"),
+        "compression n/a"
+    );
+    // Resource columns: WA 2.00x, 5.7 MiB db, 20 MiB RSS; reads have no WA.
+    assert!(md.contains("| 2.00× · 5.7 MiB · 20.0 MiB |"), "{md}");
+    assert!(md.contains("| — · 4.8 MiB · 20.0 MiB |"), "{md}");
+    // Header facts and the commands.
+    for want in [
+        "- CPU: ",
+        "- Memory: ",
+        "- Database directory: ",
+        "- Command: `",
+        "--quick",
+        "| shale | 9.9-fake | this workspace | ran |",
+        "| lmdb | — | liblmdb-dev",
+        "| every run failed (see the raw output) |",
+        "| kyoto-treedb | — | libkyotocabinet-dev",
+        "### Capabilities",
+        "# job baseline",
+        "--benchmarks=fillseq,fillrandom,overwrite,readrandom,readrandom,readseq,readreverse",
+        "--cache_size=4194304",
+        "![1. Baseline performance](charts/leveldb-baseline.png)",
+    ] {
+        assert!(md.contains(want), "leveldb.md lacks {want:?}");
+    }
+
+    // WiredTiger: five runs, trimmed mean of shale's 1.1, 1.2, 1.3 us runs.
+    let wt = fs::read_to_string(s.out.join("wiredtiger.md")).unwrap();
+    let seq = row(&wt, "Sequential insert (fillseq)");
+    assert!(seq.contains("| 837,218 (714,286–1,000,000) |"), "{seq}");
+    assert!(wt.contains("--cache_size=134217728"));
+
+    // BangDB: 4-thread throughput counts every thread; sqlite3 cannot.
+    let bang = fs::read_to_string(s.out.join("bangdb.md")).unwrap();
+    assert!(bang.contains("--key_size=10 --threads=4"), "{bang}");
+    assert!(bang.contains("n/a: one connection in exclusive locking mode"));
+    assert!(bang.contains("charts/bangdb-seq-1t-fillseq.png"));
+
+    // SQLite4: per-iteration lines.
+    let lsm = fs::read_to_string(s.out.join("sqlite4.md")).unwrap();
+    assert!(lsm.contains("--benchmarks=lsmiter"));
+    assert!(lsm.contains("--iterations=20 --iter_ops=5000 --pause_ms=250"));
+    let mean = row(&lsm, "Lookups, mean over iterations");
+    // Lookups: 200000 - 500 i for i in 0..20 -> mean 195,250.
+    assert!(mean.contains("| 195,250 |"), "{mean}");
+
+    // index.html: one inline SVG per chart, and every chart's PNG renders.
+    let html = fs::read_to_string(s.out.join("index.html")).unwrap();
+    let pngs: Vec<PathBuf> = fs::read_dir(s.out.join("charts"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "png"))
+        .collect();
+    // leveldb 8 bars; wiredtiger 6; bangdb 4 bars + 8 lines; sqlite4 3 + 6.
+    assert_eq!(pngs.len(), 8 + 6 + 12 + 9);
+    assert_eq!(html.matches("<svg").count(), pngs.len());
+    for p in &pngs {
+        png_ok(p);
+        let rel = format!("charts/{}", p.file_name().unwrap().to_string_lossy());
+        assert!(html.contains(&rel), "index.html does not link {rel}");
+        assert!(p.with_extension("svg").is_file());
+    }
+    for want in [
+        "CPU:",
+        "Command:",
+        "Chart font:",
+        "Capabilities",
+        "shale/leveldb",
+    ] {
+        assert!(html.contains(want), "index.html lacks {want:?}");
+    }
+
+    // Interleaving: run 1 of every job and engine, then run 2, ... and each
+    // engine in its own fresh directory under the db root.
+    let log = fs::read_to_string(s.state.join("args.log")).unwrap();
+    let baseline: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("leveldb-baseline-"))
+        .map(|l| {
+            l.split_whitespace()
+                .find_map(|a| a.strip_prefix("--engine="))
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(
+        baseline,
+        [
+            "shale",
+            "leveldb",
+            "rocksdb",
+            "sqlite3",
+            "kyoto-treedb",
+            "wiredtiger-lsm",
+            "wiredtiger-btree",
+            "lmdb", // run 1; kyoto is not started again
+            "shale",
+            "leveldb",
+            "rocksdb",
+            "sqlite3",
+            "wiredtiger-lsm",
+            "wiredtiger-btree",
+            "lmdb",
+            "shale",
+            "leveldb",
+            "rocksdb",
+            "sqlite3",
+            "wiredtiger-lsm",
+            "wiredtiger-btree",
+            "lmdb"
+        ]
+    );
+    let order: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("--engine=shale") && l.contains("/leveldb-"))
+        .map(|l| {
+            l.split_whitespace()
+                .find_map(|a| a.strip_prefix("--db="))
+                .unwrap()
+        })
+        .collect();
+    assert!(order[0].ends_with("leveldb-baseline-shale"));
+    assert!(order[1].ends_with("leveldb-large-values-shale"));
+    assert!(
+        order[8].ends_with("leveldb-baseline-shale"),
+        "run 2 starts after run 1"
+    );
+    assert!(!log.contains("was not fresh"));
+    let leftovers: Vec<_> = fs::read_dir(&s.db_root).unwrap().collect();
+    assert!(
+        leftovers.is_empty(),
+        "database directories are removed after each run"
+    );
+    // Raw output kept.
+    assert!(s.out.join("raw/leveldb/baseline-shale-run1.txt").is_file());
+    let tsv = fs::read_to_string(s.out.join("leveldb-raw.tsv")).unwrap();
+    let cols = tsv.lines().next().unwrap().split('\t').count();
+    for l in tsv.lines() {
+        assert_eq!(l.split('\t').count(), cols, "{l}");
+    }
+}
+
+#[test]
+fn dry_run_prints_every_command_and_runs_nothing() {
+    let s = setup();
+    let o = run_report(
+        &s,
+        &["--dry-run", "--studies=sqlite4", "--engines=shale,sqlite3"],
+    );
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--engine=shale"), "{err}");
+    assert!(err.contains("--engine=sqlite3"), "{err}");
+    assert!(err.contains("--pause_ms=250"), "{err}");
+    assert!(
+        err.contains("# expected duration of sqlite4: about"),
+        "{err}"
+    );
+    assert!(!s.state.join("args.log").exists());
+}
+
+#[test]
+fn bad_options_and_missing_binary_are_errors() {
+    let s = setup();
+    let o = run_report(&s, &["--studies=nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unknown study"));
+    let o = Command::new(env!("CARGO_BIN_EXE_shale-report"))
+        .args(["--quick", "--db-bench=/nonexistent/db_bench"])
+        .arg(format!("--db-root={}", s.db_root.display()))
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no such file"));
+}
