@@ -74,3 +74,38 @@ impl InternalIterator for EmptyIterator {
         }
     }
 }
+
+impl InternalIterator for Box<dyn InternalIterator> {
+    #[inline]
+    fn valid(&self) -> bool {
+        (**self).valid()
+    }
+    fn seek_to_first(&mut self) {
+        (**self).seek_to_first()
+    }
+    fn seek_to_last(&mut self) {
+        (**self).seek_to_last()
+    }
+    fn seek(&mut self, target: &[u8]) {
+        (**self).seek(target)
+    }
+    #[inline]
+    fn next(&mut self) {
+        (**self).next()
+    }
+    #[inline]
+    fn prev(&mut self) {
+        (**self).prev()
+    }
+    #[inline]
+    fn key(&self) -> &[u8] {
+        (**self).key()
+    }
+    #[inline]
+    fn value(&self) -> &[u8] {
+        (**self).value()
+    }
+    fn status(&self) -> Result<()> {
+        (**self).status()
+    }
+}

@@ -14,6 +14,7 @@
 pub mod batch;
 pub mod cache;
 pub mod comparator;
+pub mod compaction;
 pub mod db;
 pub mod env;
 pub mod error;
@@ -31,6 +32,7 @@ pub mod version;
 pub use batch::WriteBatch;
 pub use cache::Cache;
 pub use comparator::{BytewiseComparator, Comparator};
+pub use db::{destroy, repair, Db, DbIter};
 pub use error::{Error, Result};
 pub use filter_policy::FilterPolicy;
 pub use options::{CompressionType, Options, ReadOptions, WriteOptions};

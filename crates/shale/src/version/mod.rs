@@ -2,10 +2,14 @@
 //! records how it changes.
 //!
 //! `edit` encodes the MANIFEST's records; `filename` names every file of a
-//! database directory.
+//! database directory; `version` is one immutable set of files; `set` holds
+//! the current version, the MANIFEST and compaction picking.
 
 pub mod edit;
 pub mod filename;
+pub mod set;
+#[allow(clippy::module_inception)]
+pub mod version;
 
 /// Number of levels in the tree (LevelDB's `config::kNumLevels`).
 pub const NUM_LEVELS: usize = 7;

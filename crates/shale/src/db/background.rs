@@ -1,0 +1,429 @@
+//! Background work, on one thread: flushing the immutable memtable to a
+//! level-0 table, then compactions (manual first, then by size, then by
+//! seeks), then deleting files no version needs.
+//!
+//! Invariants: a flush always wins over a compaction (a running compaction
+//! stops between keys to flush), so writers wait at most one flush for room;
+//! every file being written is in `pending_outputs` so it is never deleted.
+
+use std::cmp::Ordering;
+use std::sync::atomic::Ordering as AtomicOrdering;
+use std::sync::Arc;
+use std::time::Instant;
+
+use parking_lot::MutexGuard;
+
+use crate::compaction::Compaction;
+use crate::db::builder::build_table;
+use crate::db::core::{DbInner, ManualCompaction, State};
+use crate::error::{Error, Result};
+use crate::keys::{parse_internal_key, InternalKey, ValueType, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK};
+use crate::memtable::MemTable;
+use crate::sstable::table::TableBuilder;
+use crate::version::edit::{FileMetaData, VersionEdit};
+use crate::version::filename::{parse_file_name, table_file_name, FileType};
+use crate::version::version::Version;
+use crate::version::NUM_LEVELS;
+
+/// An output table of a compaction in progress.
+struct Output {
+    number: u64,
+    builder: TableBuilder,
+    smallest: Vec<u8>,
+    largest: Vec<u8>,
+}
+
+impl DbInner {
+    /// Wakes the background thread if there is work for it.
+    pub(crate) fn maybe_schedule_compaction(&self, st: &State) {
+        if st.imm.is_some() || st.manual.is_some() || st.versions.needs_compaction() {
+            self.bg_cv.notify_one();
+        }
+    }
+
+    /// The background thread's body.
+    pub(crate) fn background_loop(self: Arc<Self>) {
+        let mut st = self.state.lock();
+        loop {
+            if self.shutting_down.load(AtomicOrdering::Acquire) {
+                break;
+            }
+            let has_work = st.bg_error.is_none()
+                && (st.imm.is_some()
+                    || st.manual.as_ref().is_some_and(|m| !m.done)
+                    || st.versions.needs_compaction());
+            if !has_work {
+                self.bg_cv.wait(&mut st);
+                continue;
+            }
+            st.bg_busy = true;
+            if let Err(e) = self.background_step(&mut st) {
+                self.info_log.log(&format!("background error: {e}"));
+                if !matches!(e, Error::Background(_)) {
+                    st.bg_error.get_or_insert(e);
+                }
+            }
+            st.bg_busy = false;
+            self.work_done_cv.notify_all();
+        }
+        st.bg_busy = false;
+        self.work_done_cv.notify_all();
+    }
+
+    fn background_step(&self, st: &mut MutexGuard<'_, State>) -> Result<()> {
+        if st.imm.is_some() {
+            return self.compact_memtable(st);
+        }
+        let compaction = if let Some(m) = st.manual.as_mut().filter(|m| !m.done) {
+            let (level, begin, end) = (m.level, m.begin.clone(), m.end.clone());
+            let c = st.versions.compact_range(level, begin.as_ref(), end.as_ref());
+            if let Some(m) = st.manual.as_mut() {
+                match &c {
+                    None => m.done = true,
+                    Some(c) => {
+                        // Continue after this compaction's range next time.
+                        let (_, largest) = crate::version::version::key_range(self_icmp(c), &c.inputs[0]);
+                        m.begin = Some(largest);
+                    }
+                }
+            }
+            c
+        } else {
+            st.versions.pick_compaction()
+        };
+        let Some(mut c) = compaction else { return Ok(()) };
+
+        if c.is_trivial_move() {
+            let f = c.inputs[0][0].clone();
+            c.edit.deleted_files.insert((c.level as u32, f.number));
+            c.edit.new_files.push(((c.level + 1) as u32, f.as_ref().clone()));
+            st.versions.log_and_apply(&mut c.edit)?;
+            self.install_super_version(st);
+            self.info_log.log(&format!(
+                "moved #{} to level-{} {} bytes; {}",
+                f.number,
+                c.level + 1,
+                f.file_size,
+                st.versions.level_summary()
+            ));
+        } else {
+            let result = self.do_compaction_work(st, &mut c);
+            self.finish_outputs(st, &c);
+            result?;
+            self.delete_obsolete_files(st);
+        }
+        Ok(())
+    }
+
+    /// Flushes the immutable memtable to a table and drops the logs it covered.
+    fn compact_memtable(&self, st: &mut MutexGuard<'_, State>) -> Result<()> {
+        let Some(imm) = st.imm.clone() else { return Ok(()) };
+        let base = st.versions.current();
+        let mut edit = VersionEdit::default();
+        self.write_level0_table(st, &imm, &mut edit, Some(&base))?;
+        if self.shutting_down.load(AtomicOrdering::Acquire) {
+            return Err(Error::Background("shutting down during a memtable flush".into()));
+        }
+        edit.prev_log_number = Some(0);
+        edit.log_number = Some(st.logfile_number);
+        st.versions.log_and_apply(&mut edit)?;
+        st.imm = None;
+        self.has_imm.store(false, AtomicOrdering::Release);
+        self.install_super_version(st);
+        self.delete_obsolete_files(st);
+        Ok(())
+    }
+
+    /// Writes `mem` to a new table and adds it to `edit`, at level 0 or deeper
+    /// when `base` shows it overlaps nothing there. Unlocks while writing.
+    pub(crate) fn write_level0_table(
+        &self,
+        st: &mut MutexGuard<'_, State>,
+        mem: &Arc<MemTable>,
+        edit: &mut VersionEdit,
+        base: Option<&Arc<Version>>,
+    ) -> Result<()> {
+        let start = Instant::now();
+        let number = st.versions.new_file_number();
+        st.pending_outputs.insert(number);
+        let meta = MutexGuard::unlocked(st, || {
+            let mut it = mem.iter();
+            build_table(&self.dir, &self.options, &self.table_options, &self.table_cache, &mut it, number)
+        });
+        st.pending_outputs.remove(&number);
+        let meta = meta?;
+        let mut level = 0;
+        if meta.file_size > 0 {
+            if let Some(base) = base {
+                level = base.pick_level_for_memtable_output(
+                    meta.smallest.user_key(),
+                    meta.largest.user_key(),
+                    self.options.max_file_size as u64,
+                );
+            }
+            self.info_log.log(&format!("level-{level} table #{number}: {} bytes", meta.file_size));
+            st.stats[level].micros += start.elapsed().as_micros() as u64;
+            st.stats[level].bytes_written += meta.file_size;
+            edit.new_files.push((level as u32, meta));
+        }
+        Ok(())
+    }
+
+    fn do_compaction_work(&self, st: &mut MutexGuard<'_, State>, c: &mut Compaction) -> Result<()> {
+        let start = Instant::now();
+        self.info_log.log(&format!(
+            "compacting {}@{} + {}@{} files",
+            c.inputs[0].len(),
+            c.level,
+            c.inputs[1].len(),
+            c.level + 1
+        ));
+        let smallest_snapshot = self.snapshots.oldest().unwrap_or(st.versions.last_sequence);
+        let mut input = st.versions.make_input_iterator(c);
+        let mut outputs: Vec<FileMetaData> = Vec::new();
+        let mut current: Option<Output> = None;
+        let ucmp = self.icmp.user_comparator().clone();
+
+        let result = MutexGuard::unlocked(st, || -> Result<()> {
+            input.seek_to_first();
+            let mut current_user_key: Option<Vec<u8>> = None;
+            let mut last_sequence_for_key = MAX_SEQUENCE_NUMBER;
+            while input.valid() && !self.shutting_down.load(AtomicOrdering::Acquire) {
+                if self.has_imm.load(AtomicOrdering::Acquire) {
+                    // A flush is more urgent than this compaction.
+                    let mut st = self.state.lock();
+                    self.compact_memtable(&mut st)?;
+                    self.work_done_cv.notify_all();
+                }
+                let key = input.key();
+                if current.is_some() && c.should_stop_before(key) {
+                    self.finish_output(&mut current, &mut outputs)?;
+                }
+                let mut drop = false;
+                match parse_internal_key(key) {
+                    None => {
+                        // Keep corrupt keys; do not hide anything behind them.
+                        current_user_key = None;
+                        last_sequence_for_key = MAX_SEQUENCE_NUMBER;
+                    }
+                    Some(p) => {
+                        let first = current_user_key
+                            .as_deref()
+                            .is_none_or(|k| ucmp.compare(p.user_key, k) != Ordering::Equal);
+                        if first {
+                            current_user_key = Some(p.user_key.to_vec());
+                            last_sequence_for_key = MAX_SEQUENCE_NUMBER;
+                        }
+                        if last_sequence_for_key <= smallest_snapshot {
+                            // Hidden by a newer entry for the same user key.
+                            drop = true;
+                        } else if p.value_type == ValueType::Deletion
+                            && p.sequence <= smallest_snapshot
+                            && c.is_base_level_for_key(p.user_key)
+                        {
+                            // No older data below, and newer data for the key
+                            // sorts earlier in this input: the tombstone can go.
+                            drop = true;
+                        }
+                        last_sequence_for_key = p.sequence;
+                    }
+                }
+                if !drop {
+                    if current.is_none() {
+                        current = Some(self.open_output(c)?);
+                    }
+                    if let Some(out) = current.as_mut() {
+                        if out.builder.num_entries() == 0 {
+                            out.smallest.clear();
+                            out.smallest.extend_from_slice(key);
+                        }
+                        out.largest.clear();
+                        out.largest.extend_from_slice(key);
+                        out.builder.add(key, input.value())?;
+                        if out.builder.file_size() >= c.max_output_file_size() {
+                            self.finish_output(&mut current, &mut outputs)?;
+                        }
+                    }
+                }
+                input.next();
+            }
+            if self.shutting_down.load(AtomicOrdering::Acquire) {
+                return Err(Error::Background("shutting down during a compaction".into()));
+            }
+            input.status()?;
+            self.finish_output(&mut current, &mut outputs)
+        });
+        if let Some(out) = current.take() {
+            out.builder.abandon();
+            let _ = self.options.fs.remove_file(&table_file_name(&self.dir, out.number));
+        }
+        for o in &outputs {
+            c.edit.new_files.push(((c.level + 1) as u32, o.clone()));
+        }
+        result?;
+
+        let bytes_read: u64 = c.inputs.iter().flatten().map(|f| f.file_size).sum();
+        let bytes_written: u64 = outputs.iter().map(|o| o.file_size).sum();
+        let s = &mut st.stats[c.level + 1];
+        s.micros += start.elapsed().as_micros() as u64;
+        s.bytes_read += bytes_read;
+        s.bytes_written += bytes_written;
+
+        c.add_input_deletions();
+        st.versions.log_and_apply(&mut c.edit)?;
+        self.install_super_version(st);
+        self.info_log.log(&format!(
+            "compacted to level-{}: {} bytes; {}",
+            c.level + 1,
+            bytes_written,
+            st.versions.level_summary()
+        ));
+        Ok(())
+    }
+
+    fn open_output(&self, _c: &Compaction) -> Result<Output> {
+        let number = {
+            let mut st = self.state.lock();
+            let n = st.versions.new_file_number();
+            st.pending_outputs.insert(n);
+            n
+        };
+        let file = self.options.fs.new_writable_file(&table_file_name(&self.dir, number))?;
+        Ok(Output {
+            number,
+            builder: TableBuilder::new(self.table_options.clone(), file),
+            smallest: Vec::new(),
+            largest: Vec::new(),
+        })
+    }
+
+    fn finish_output(&self, current: &mut Option<Output>, outputs: &mut Vec<FileMetaData>) -> Result<()> {
+        let Some(out) = current.take() else { return Ok(()) };
+        if out.builder.num_entries() == 0 {
+            out.builder.abandon();
+            let _ = self.options.fs.remove_file(&table_file_name(&self.dir, out.number));
+            return Ok(());
+        }
+        let size = out.builder.finish()?;
+        // Verify that the table is usable.
+        self.table_cache.table(out.number, size)?;
+        outputs.push(FileMetaData::new(
+            out.number,
+            size,
+            InternalKey::from_encoded(out.smallest),
+            InternalKey::from_encoded(out.largest),
+        ));
+        Ok(())
+    }
+
+    /// Releases the output numbers of a finished (or failed) compaction. The
+    /// single background thread is the only writer of tables, so once its
+    /// compaction is over no pending output remains: successful outputs are
+    /// in the current version, failed ones are garbage.
+    fn finish_outputs(&self, st: &mut State, _c: &Compaction) {
+        st.pending_outputs.clear();
+    }
+
+    /// Deletes files that no version, pending output or live log needs.
+    pub(crate) fn delete_obsolete_files(&self, st: &mut State) {
+        if st.bg_error.is_some() {
+            // After an error we do not know whether a new version was committed.
+            return;
+        }
+        let live = st.versions.live_files_all_versions();
+        let Ok(names) = self.options.fs.children(&self.dir) else { return };
+        for name in names {
+            let Some((number, t)) = parse_file_name(&name) else { continue };
+            let keep = match t {
+                FileType::Log => number >= st.versions.log_number || number == st.versions.prev_log_number,
+                FileType::Descriptor => number >= st.versions.manifest_file_number,
+                FileType::Table => live.contains(&number) || st.pending_outputs.contains(&number),
+                FileType::Temp => st.pending_outputs.contains(&number),
+                FileType::Current | FileType::DbLock | FileType::InfoLog => true,
+            };
+            if !keep {
+                if t == FileType::Table {
+                    self.table_cache.evict(number);
+                }
+                self.info_log.log(&format!("delete type={t:?} #{number}"));
+                let _ = self.options.fs.remove_file(&self.dir.join(&name));
+            }
+        }
+    }
+
+    /// Flushes the memtable and compacts [begin, end] through every level.
+    pub(crate) fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        let max_level = {
+            let current = self.super_version.load().current.clone();
+            let mut max_level = 1;
+            for level in 1..NUM_LEVELS {
+                if current.overlap_in_level(level, begin, end) {
+                    max_level = level;
+                }
+            }
+            max_level
+        };
+        self.flush_memtable()?;
+        for level in 0..max_level {
+            self.run_manual_compaction(level, begin, end)?;
+        }
+        Ok(())
+    }
+
+    /// Switches to a new memtable and waits until the old one is a table.
+    pub(crate) fn flush_memtable(&self) -> Result<()> {
+        // Go through the writer queue so that the switch is ordered with writes.
+        let mut st = self.state.lock();
+        while !st.writers.is_empty() {
+            self.work_done_cv.wait_for(&mut st, std::time::Duration::from_millis(1));
+        }
+        if !st.mem.is_empty() {
+            self.make_room_for_write(&mut st, true)?;
+        }
+        while st.imm.is_some() {
+            if let Some(e) = &st.bg_error {
+                return Err(e.duplicate());
+            }
+            self.bg_cv.notify_one();
+            self.work_done_cv.wait(&mut st);
+        }
+        match &st.bg_error {
+            Some(e) => Err(e.duplicate()),
+            None => Ok(()),
+        }
+    }
+
+    fn run_manual_compaction(&self, level: usize, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        let mut st = self.state.lock();
+        while st.manual.is_some() {
+            self.work_done_cv.wait(&mut st);
+        }
+        st.manual = Some(ManualCompaction {
+            level,
+            begin: begin.map(|k| InternalKey::new(k, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK)),
+            end: end.map(|k| InternalKey::new(k, 0, ValueType::Deletion)),
+            done: false,
+        });
+        self.bg_cv.notify_one();
+        loop {
+            if let Some(e) = &st.bg_error {
+                st.manual = None;
+                return Err(e.duplicate());
+            }
+            if st.manual.as_ref().is_none_or(|m| m.done) {
+                break;
+            }
+            if self.shutting_down.load(AtomicOrdering::Acquire) {
+                break;
+            }
+            self.work_done_cv.wait(&mut st);
+        }
+        st.manual = None;
+        self.work_done_cv.notify_all();
+        Ok(())
+    }
+}
+
+fn self_icmp(c: &Compaction) -> &crate::keys::InternalKeyComparator {
+    c.input_version.icmp()
+}

@@ -1,0 +1,54 @@
+//! Writes the entries of an iterator (a memtable) into a new level-0 table.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use crate::db::table_cache::TableCache;
+use crate::error::Result;
+use crate::iterator::InternalIterator;
+use crate::keys::InternalKey;
+use crate::options::Options;
+use crate::sstable::table::{TableBuilder, TableOptions};
+use crate::version::edit::FileMetaData;
+use crate::version::filename::table_file_name;
+
+/// Builds table `number` in `dir` from every entry of `iter`. Returns its
+/// metadata, with `file_size` 0 (and no file left behind) when `iter` is empty.
+/// The new table is opened once through the table cache to check it is usable.
+pub fn build_table(
+    dir: &Path,
+    options: &Options,
+    table_options: &TableOptions,
+    table_cache: &Arc<TableCache>,
+    iter: &mut dyn InternalIterator,
+    number: u64,
+) -> Result<FileMetaData> {
+    let path = table_file_name(dir, number);
+    iter.seek_to_first();
+    if !iter.valid() {
+        iter.status()?;
+        return Ok(FileMetaData::new(number, 0, InternalKey::default(), InternalKey::default()));
+    }
+    let result = (|| -> Result<FileMetaData> {
+        let file = options.fs.new_writable_file(&path)?;
+        let mut builder = TableBuilder::new(table_options.clone(), file);
+        let smallest = InternalKey::from_encoded(iter.key().to_vec());
+        let mut largest = Vec::new();
+        while iter.valid() {
+            largest.clear();
+            largest.extend_from_slice(iter.key());
+            builder.add(iter.key(), iter.value())?;
+            iter.next();
+        }
+        iter.status()?;
+        let size = builder.finish()?;
+        let meta = FileMetaData::new(number, size, smallest, InternalKey::from_encoded(largest));
+        // Verify that the table is usable.
+        table_cache.table(number, size)?;
+        Ok(meta)
+    })();
+    if result.is_err() {
+        let _ = options.fs.remove_file(&path);
+    }
+    result
+}

@@ -1,0 +1,651 @@
+//! The database: opening and recovery, the read path, properties, and the
+//! shared state the write path (`write.rs`) and background work
+//! (`background.rs`) operate on.
+//!
+//! Concurrency: one mutex guards the mutable state (memtables being switched,
+//! the version set, the writer queue). Readers never take it: they load the
+//! current [`SuperVersion`] (memtable, immutable memtable, version) through an
+//! `ArcSwap`, and the visible sequence number from an atomic. Both are
+//! published under the mutex after the data they describe is in place.
+
+use std::collections::{BTreeSet, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+use arc_swap::ArcSwap;
+use parking_lot::{Condvar, Mutex};
+
+use crate::batch::WriteBatch;
+use crate::cache::Cache;
+use crate::db::info_log::InfoLog;
+use crate::db::iter::DbIter;
+use crate::db::table_cache::TableCache;
+use crate::db::write::Writer;
+use crate::env::FileLock;
+use crate::error::{Error, Result};
+use crate::keys::{InternalKey, InternalKeyComparator, LookupKey, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK, ValueType};
+use crate::log;
+use crate::memtable::{MemGet, MemTable};
+use crate::options::{Options, ReadOptions, WriteOptions};
+use crate::snapshot::{Snapshot, SnapshotList};
+use crate::sstable::table::TableOptions;
+use crate::version::edit::VersionEdit;
+use crate::version::filename::{
+    current_file_name, descriptor_file_name, lock_file_name, log_file_name, parse_file_name, set_current_file,
+    FileType,
+};
+use crate::version::set::VersionSet;
+use crate::version::version::{TableGet, Version};
+use crate::version::NUM_LEVELS;
+
+/// Block cache made when the options give none.
+const DEFAULT_BLOCK_CACHE: usize = 8 << 20;
+
+/// What a reader needs to see one consistent state: published atomically.
+pub(crate) struct SuperVersion {
+    pub(crate) mem: Arc<MemTable>,
+    pub(crate) imm: Option<Arc<MemTable>>,
+    pub(crate) current: Arc<Version>,
+}
+
+/// Per-level compaction statistics for `leveldb.stats`.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct CompactionStats {
+    pub(crate) micros: u64,
+    pub(crate) bytes_read: u64,
+    pub(crate) bytes_written: u64,
+}
+
+/// A compaction asked for by `compact_range`.
+pub(crate) struct ManualCompaction {
+    pub(crate) level: usize,
+    pub(crate) begin: Option<InternalKey>,
+    pub(crate) end: Option<InternalKey>,
+    pub(crate) done: bool,
+}
+
+/// State guarded by the database mutex.
+pub(crate) struct State {
+    pub(crate) mem: Arc<MemTable>,
+    pub(crate) imm: Option<Arc<MemTable>>,
+    pub(crate) logfile_number: u64,
+    pub(crate) versions: VersionSet,
+    pub(crate) writers: VecDeque<Arc<Writer>>,
+    pub(crate) bg_error: Option<Error>,
+    pub(crate) manual: Option<ManualCompaction>,
+    pub(crate) pending_outputs: BTreeSet<u64>,
+    pub(crate) stats: [CompactionStats; NUM_LEVELS],
+    pub(crate) bg_busy: bool,
+}
+
+/// Shared between the handle, the writers and the background thread.
+pub(crate) struct DbInner {
+    pub(crate) dir: PathBuf,
+    pub(crate) options: Options,
+    pub(crate) icmp: InternalKeyComparator,
+    pub(crate) table_options: TableOptions,
+    pub(crate) table_cache: Arc<TableCache>,
+    pub(crate) state: Mutex<State>,
+    /// The write-ahead log; only the current write-group leader (or a
+    /// memtable switch, which holds the state mutex and is done by the
+    /// leader) touches it.
+    pub(crate) log: Mutex<Option<log::Writer>>,
+    /// Wakes the background thread.
+    pub(crate) bg_cv: Condvar,
+    /// Signalled whenever background work finishes a step.
+    pub(crate) work_done_cv: Condvar,
+    pub(crate) super_version: ArcSwap<SuperVersion>,
+    pub(crate) visible_sequence: AtomicU64,
+    pub(crate) snapshots: Arc<SnapshotList>,
+    pub(crate) shutting_down: AtomicBool,
+    pub(crate) has_imm: AtomicBool,
+    pub(crate) info_log: InfoLog,
+    _lock: Box<dyn FileLock>,
+}
+
+/// An open database. `Db` is `Send + Sync`: share it between threads (e.g. in an `Arc`).
+///
+/// ```
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+/// db.put(b"apple", b"red")?;
+/// assert_eq!(db.get(b"apple")?.as_deref(), Some(&b"red"[..]));
+/// db.delete(b"apple")?;
+/// assert_eq!(db.get(b"apple")?, None);
+/// # Ok(()) }
+/// ```
+pub struct Db {
+    pub(crate) inner: Arc<DbInner>,
+    bg_thread: Option<JoinHandle<()>>,
+}
+
+impl Db {
+    /// Opens (or with `create_if_missing`, creates) the database in directory `path`.
+    pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
+        let dir = path.as_ref().to_path_buf();
+        let mut options = options;
+        sanitize(&mut options);
+        let fs = options.fs.clone();
+        if options.create_if_missing {
+            fs.create_dir_all(&dir)?;
+        }
+        let lock = fs.lock(&lock_file_name(&dir)).map_err(|e| match e {
+            Error::Io { path, source } if source.kind() == std::io::ErrorKind::NotFound => Error::InvalidArgument(
+                format!("{}: database does not exist (create_if_missing is false)", dir.display()),
+            ),
+            Error::Io { path, source } if source.kind() == std::io::ErrorKind::WouldBlock => Error::Io {
+                source: std::io::Error::new(
+                    source.kind(),
+                    format!("{source}: the database is already open (lock file {})", path.display()),
+                ),
+                path,
+            },
+            other => other,
+        })?;
+
+        let icmp = InternalKeyComparator::new(options.comparator.clone());
+        let table_options = TableOptions {
+            comparator: Arc::new(icmp.clone()),
+            filter_policy: options.filter_policy.clone(),
+            block_size: options.block_size,
+            block_restart_interval: options.block_restart_interval,
+            compression: options.compression,
+            block_cache: options.block_cache.clone(),
+            paranoid_checks: options.paranoid_checks,
+        };
+        let table_cache = Arc::new(TableCache::new(&dir, &options, table_options.clone()));
+        let versions = VersionSet::new(&dir, &options, icmp.clone(), table_cache.clone());
+        let info_log = InfoLog::open(&*fs, &dir);
+
+        if !fs.exists(&current_file_name(&dir)) {
+            if !options.create_if_missing {
+                return Err(Error::InvalidArgument(format!(
+                    "{}: database does not exist (create_if_missing is false)",
+                    dir.display()
+                )));
+            }
+            new_db(&options, &dir, &icmp)?;
+        } else if options.error_if_exists {
+            return Err(Error::InvalidArgument(format!("{}: database exists (error_if_exists is true)", dir.display())));
+        }
+
+        let mem = Arc::new(MemTable::new(icmp.clone()));
+        let state = State {
+            mem: mem.clone(),
+            imm: None,
+            logfile_number: 0,
+            versions,
+            writers: VecDeque::new(),
+            bg_error: None,
+            manual: None,
+            pending_outputs: BTreeSet::new(),
+            stats: Default::default(),
+            bg_busy: false,
+        };
+        let inner = Arc::new(DbInner {
+            super_version: ArcSwap::from_pointee(SuperVersion {
+                mem,
+                imm: None,
+                current: state.versions.current(),
+            }),
+            dir,
+            icmp,
+            table_options,
+            table_cache,
+            state: Mutex::new(state),
+            log: Mutex::new(None),
+            bg_cv: Condvar::new(),
+            work_done_cv: Condvar::new(),
+            visible_sequence: AtomicU64::new(0),
+            snapshots: Arc::new(SnapshotList::default()),
+            shutting_down: AtomicBool::new(false),
+            has_imm: AtomicBool::new(false),
+            info_log,
+            options,
+            _lock: lock,
+        });
+
+        inner.recover()?;
+
+        let bg = inner.clone();
+        let handle = std::thread::Builder::new()
+            .name("shale-bg".into())
+            .spawn(move || bg.background_loop())
+            .map_err(|e| Error::io(&inner.dir, e))?;
+        let db = Db { inner, bg_thread: Some(handle) };
+        {
+            let mut st = db.inner.state.lock();
+            db.inner.delete_obsolete_files(&mut st);
+            db.inner.maybe_schedule_compaction(&st);
+        }
+        Ok(db)
+    }
+
+    /// Sets `key` to `value`.
+    pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.put_with(&WriteOptions::default(), key, value)
+    }
+
+    /// Sets `key` to `value` with explicit write options.
+    pub fn put_with(&self, opts: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.put(key, value)?;
+        self.inner.write_batch(opts, batch)
+    }
+
+    /// Removes `key` (not an error if it is absent).
+    pub fn delete(&self, key: &[u8]) -> Result<()> {
+        self.delete_with(&WriteOptions::default(), key)
+    }
+
+    /// Removes `key` with explicit write options.
+    pub fn delete_with(&self, opts: &WriteOptions, key: &[u8]) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.delete(key)?;
+        self.inner.write_batch(opts, batch)
+    }
+
+    /// Applies every update of `batch` atomically.
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+    /// let mut batch = shale::WriteBatch::new();
+    /// batch.put(b"a", b"1")?;
+    /// batch.delete(b"b")?;
+    /// db.write(&shale::WriteOptions { sync: true }, &batch)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn write(&self, opts: &WriteOptions, batch: &WriteBatch) -> Result<()> {
+        self.inner.write_batch(opts, batch.clone())
+    }
+
+    /// The value of `key`, or `None`.
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.get_with(&ReadOptions::default(), key)
+    }
+
+    /// The value of `key` with explicit read options (e.g. a snapshot).
+    pub fn get_with(&self, opts: &ReadOptions<'_>, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.inner.get(opts, key)
+    }
+
+    /// An iterator over the database (as of `opts.snapshot`, or now).
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+    /// db.put(b"a", b"1")?;
+    /// db.put(b"b", b"2")?;
+    /// let mut it = db.iter(&shale::ReadOptions::default());
+    /// it.seek_to_last();
+    /// assert_eq!(it.key(), b"b");
+    /// it.prev();
+    /// assert_eq!(it.key(), b"a");
+    /// it.prev();
+    /// assert!(!it.valid());
+    /// it.status()?;
+    /// # Ok(()) }
+    /// ```
+    pub fn iter(&self, opts: &ReadOptions<'_>) -> DbIter {
+        self.inner.new_iterator(opts)
+    }
+
+    /// A snapshot of the current state, released when dropped.
+    pub fn snapshot(&self) -> Snapshot {
+        self.inner.snapshots.acquire(self.inner.visible_sequence.load(Ordering::Acquire))
+    }
+
+    /// Compacts the key range [begin, end] (`None` is unbounded) down through
+    /// the levels, after flushing the memtable.
+    pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        self.inner.compact_range(begin, end)
+    }
+
+    /// Approximate bytes on disk used by each user-key range [start, limit).
+    pub fn approximate_sizes(&self, ranges: &[(&[u8], &[u8])]) -> Vec<u64> {
+        let sv = self.inner.super_version.load_full();
+        ranges
+            .iter()
+            .map(|(start, limit)| {
+                let k1 = InternalKey::new(start, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK);
+                let k2 = InternalKey::new(limit, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK);
+                let a = sv.current.approximate_offset_of(&self.inner.table_cache, k1.encoded());
+                let b = sv.current.approximate_offset_of(&self.inner.table_cache, k2.encoded());
+                b.saturating_sub(a)
+            })
+            .collect()
+    }
+
+    /// A named property: `leveldb.num-files-at-level<N>`, `leveldb.stats`,
+    /// `leveldb.sstables`, `leveldb.approximate-memory-usage`.
+    pub fn property(&self, name: &str) -> Option<String> {
+        self.inner.property(name)
+    }
+}
+
+impl Drop for Db {
+    fn drop(&mut self) {
+        {
+            let _st = self.inner.state.lock();
+            self.inner.shutting_down.store(true, Ordering::Release);
+            self.inner.bg_cv.notify_all();
+        }
+        if let Some(h) = self.bg_thread.take() {
+            let _ = h.join();
+        }
+        if let Some(log) = self.inner.log.lock().as_mut() {
+            let _ = log.close();
+        }
+    }
+}
+
+/// Deletes the database in `path`: every file it made, then the directory if empty.
+pub fn destroy(path: impl AsRef<Path>, options: &Options) -> Result<()> {
+    let dir = path.as_ref();
+    let fs = &options.fs;
+    let names = match fs.children(dir) {
+        Ok(n) => n,
+        Err(_) => return Ok(()), // Nothing to destroy.
+    };
+    let lock = fs.lock(&lock_file_name(dir))?;
+    let mut first_error = None;
+    for name in names {
+        if let Some((_, t)) = parse_file_name(&name) {
+            if t != FileType::DbLock {
+                if let Err(e) = fs.remove_file(&dir.join(&name)) {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+    }
+    drop(lock);
+    let _ = fs.remove_file(&lock_file_name(dir));
+    let _ = fs.remove_dir(dir);
+    match first_error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+fn sanitize(o: &mut Options) {
+    o.max_open_files = o.max_open_files.clamp(64 + 10, 50_000);
+    o.write_buffer_size = o.write_buffer_size.clamp(64 << 10, 1 << 30);
+    o.max_file_size = o.max_file_size.clamp(1 << 20, 1 << 30);
+    o.block_size = o.block_size.clamp(1 << 10, 4 << 20);
+    o.block_restart_interval = o.block_restart_interval.max(1);
+    if o.block_cache.is_none() {
+        o.block_cache = Some(Cache::new(DEFAULT_BLOCK_CACHE));
+    }
+}
+
+fn new_db(options: &Options, dir: &Path, icmp: &InternalKeyComparator) -> Result<()> {
+    let mut edit = VersionEdit::default();
+    edit.comparator = Some(icmp.user_comparator().name().to_string());
+    edit.log_number = Some(0);
+    edit.next_file_number = Some(2);
+    edit.last_sequence = Some(0);
+    let manifest = descriptor_file_name(dir, 1);
+    let result = (|| -> Result<()> {
+        let file = options.fs.new_writable_file(&manifest)?;
+        let mut w = log::Writer::new(file);
+        let mut record = Vec::new();
+        edit.encode(&mut record);
+        w.add_record(&record)?;
+        w.sync()?;
+        drop(w);
+        set_current_file(&*options.fs, dir, 1)
+    })();
+    if result.is_err() {
+        let _ = options.fs.remove_file(&manifest);
+    }
+    result
+}
+
+impl DbInner {
+    /// Replays the MANIFEST and the logs it does not cover, then starts a new log.
+    fn recover(self: &Arc<Self>) -> Result<()> {
+        let mut st = self.state.lock();
+        st.versions.recover()?;
+        let fs = &self.options.fs;
+        let min_log = st.versions.log_number;
+        let prev_log = st.versions.prev_log_number;
+        let mut expected = st.versions.live_files();
+        let mut logs = Vec::new();
+        for name in fs.children(&self.dir)? {
+            if let Some((number, t)) = parse_file_name(&name) {
+                expected.remove(&number);
+                if t == FileType::Log && (number >= min_log || number == prev_log) {
+                    logs.push(number);
+                }
+            }
+        }
+        if let Some(missing) = expected.iter().next() {
+            return Err(Error::corruption(
+                crate::version::filename::table_file_name(&self.dir, *missing),
+                None,
+                format!("{} missing files", expected.len()),
+            ));
+        }
+        logs.sort_unstable();
+        let mut edit = VersionEdit::default();
+        let mut max_sequence = st.versions.last_sequence;
+        for &number in &logs {
+            st.versions.mark_file_number_used(number);
+            self.replay_log(&mut st, number, &mut edit, &mut max_sequence)?;
+        }
+        if st.versions.last_sequence < max_sequence {
+            st.versions.last_sequence = max_sequence;
+        }
+        // Flush what the logs held so that the old logs can go.
+        if !st.mem.is_empty() {
+            let mem = std::mem::replace(&mut st.mem, Arc::new(MemTable::new(self.icmp.clone())));
+            self.write_level0_table(&mut st, &mem, &mut edit, None)?;
+        }
+        let new_log = st.versions.new_file_number();
+        let file = fs.new_writable_file(&log_file_name(&self.dir, new_log))?;
+        *self.log.lock() = Some(log::Writer::new(file));
+        st.logfile_number = new_log;
+        edit.log_number = Some(new_log);
+        edit.prev_log_number = Some(0);
+        st.versions.start_new_manifest();
+        st.versions.log_and_apply(&mut edit)?;
+        fs.sync_dir(&self.dir)?;
+        self.visible_sequence.store(st.versions.last_sequence, Ordering::Release);
+        self.install_super_version(&st);
+        self.info_log.log(&format!("recovered; {}", st.versions.level_summary()));
+        Ok(())
+    }
+
+    fn replay_log(
+        &self,
+        st: &mut State,
+        number: u64,
+        edit: &mut VersionEdit,
+        max_sequence: &mut u64,
+    ) -> Result<()> {
+        let path = log_file_name(&self.dir, number);
+        let file = self.options.fs.new_sequential_file(&path)?;
+        let paranoid = self.options.paranoid_checks;
+        let first_error: Arc<Mutex<Option<Error>>> = Arc::default();
+        let sink = first_error.clone();
+        let info = format!("{}", path.display());
+        let reporter: Box<dyn FnMut(u64, &Error) + Send> = Box::new(move |bytes, err| {
+            let _ = (&info, bytes);
+            let mut slot = sink.lock();
+            if slot.is_none() {
+                *slot = Some(err.duplicate());
+            }
+        });
+        let mut reader = log::Reader::new(file, path.clone(), Some(reporter), true, 0);
+        let mut scratch = Vec::new();
+        loop {
+            let record = match reader.read_record(&mut scratch) {
+                Ok(Some(r)) => r,
+                Ok(None) => break,
+                Err(e) => return Err(e),
+            };
+            let offset = reader.last_record_offset();
+            if record.len() < 12 {
+                let e = Error::corruption(&path, Some(offset), "log record too small");
+                if paranoid {
+                    return Err(e);
+                }
+                self.info_log.log(&e.to_string());
+                continue;
+            }
+            let batch = match WriteBatch::from_contents(record.to_vec()) {
+                Ok(b) => b,
+                Err(e) => {
+                    let e = e.in_file(&path, Some(offset));
+                    if paranoid {
+                        return Err(e);
+                    }
+                    self.info_log.log(&e.to_string());
+                    continue;
+                }
+            };
+            let mem = st.mem.clone();
+            if let Err(e) = insert_into(&mem, &batch) {
+                let e = e.in_file(&path, Some(offset));
+                if paranoid {
+                    return Err(e);
+                }
+                self.info_log.log(&e.to_string());
+                continue;
+            }
+            let last = batch.sequence() + batch.count() as u64 - 1;
+            if last > *max_sequence && batch.count() > 0 {
+                *max_sequence = last;
+            }
+            if mem.approximate_memory_usage() > self.options.write_buffer_size {
+                let full = std::mem::replace(&mut st.mem, Arc::new(MemTable::new(self.icmp.clone())));
+                self.write_level0_table(st, &full, edit, None)?;
+            }
+        }
+        if let Some(e) = first_error.lock().take() {
+            self.info_log.log(&format!("{}: dropped bytes: {e}", path.display()));
+            if paranoid {
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
+    /// Publishes the current memtables and version to readers.
+    pub(crate) fn install_super_version(&self, st: &State) {
+        self.super_version.store(Arc::new(SuperVersion {
+            mem: st.mem.clone(),
+            imm: st.imm.clone(),
+            current: st.versions.current(),
+        }));
+    }
+
+    fn get(&self, opts: &ReadOptions<'_>, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let seq = match opts.snapshot {
+            Some(s) => s.sequence(),
+            None => self.visible_sequence.load(Ordering::Acquire),
+        };
+        let sv = self.super_version.load();
+        let lk = LookupKey::new(key, seq);
+        match sv.mem.get(&lk) {
+            MemGet::Value(v) => return Ok(Some(v.to_vec())),
+            MemGet::Deleted => return Ok(None),
+            MemGet::NotFound => {}
+        }
+        if let Some(imm) = &sv.imm {
+            match imm.get(&lk) {
+                MemGet::Value(v) => return Ok(Some(v.to_vec())),
+                MemGet::Deleted => return Ok(None),
+                MemGet::NotFound => {}
+            }
+        }
+        let (found, charge) = sv.current.get(&self.table_cache, opts.verify_checksums, opts.fill_cache, &lk)?;
+        if let Some(charge) = charge {
+            if sv.current.update_stats(charge) {
+                let st = self.state.lock();
+                self.maybe_schedule_compaction(&st);
+            }
+        }
+        Ok(match found {
+            TableGet::Found(v) => Some(v),
+            TableGet::Deleted | TableGet::Absent => None,
+        })
+    }
+
+    fn new_iterator(&self, opts: &ReadOptions<'_>) -> DbIter {
+        let seq = match opts.snapshot {
+            Some(s) => s.sequence(),
+            None => self.visible_sequence.load(Ordering::Acquire),
+        };
+        let sv = self.super_version.load_full();
+        let mut children: Vec<Box<dyn crate::iterator::InternalIterator>> = Vec::new();
+        children.push(Box::new(sv.mem.iter()));
+        if let Some(imm) = &sv.imm {
+            children.push(Box::new(imm.iter()));
+        }
+        sv.current.add_iterators(&self.table_cache, opts.verify_checksums, opts.fill_cache, &mut children);
+        let merged = crate::db::merging_iter::MergingIterator::new(self.icmp.clone(), children);
+        DbIter::new(self.icmp.clone(), Box::new(merged), seq, sv)
+    }
+
+    fn property(&self, name: &str) -> Option<String> {
+        let rest = name.strip_prefix("leveldb.")?;
+        let st = self.state.lock();
+        let current = st.versions.current();
+        if let Some(level) = rest.strip_prefix("num-files-at-level") {
+            let level: usize = level.parse().ok()?;
+            return (level < NUM_LEVELS).then(|| current.num_files(level).to_string());
+        }
+        match rest {
+            "stats" => {
+                let mut s = String::from(
+                    "                               Compactions\nLevel  Files Size(MB) Time(sec) Read(MB) Write(MB)\n--------------------------------------------------\n",
+                );
+                for level in 0..NUM_LEVELS {
+                    let files = current.num_files(level);
+                    let stats = st.stats[level];
+                    if files > 0 || stats.micros > 0 {
+                        s.push_str(&format!(
+                            "{:3} {:8} {:8.0} {:9.0} {:8.0} {:9.0}\n",
+                            level,
+                            files,
+                            current.level_bytes(level) as f64 / 1048576.0,
+                            stats.micros as f64 / 1e6,
+                            stats.bytes_read as f64 / 1048576.0,
+                            stats.bytes_written as f64 / 1048576.0
+                        ));
+                    }
+                }
+                Some(s)
+            }
+            "sstables" => Some(current.debug_string()),
+            "approximate-memory-usage" => {
+                let mut total = st.mem.approximate_memory_usage();
+                if let Some(imm) = &st.imm {
+                    total += imm.approximate_memory_usage();
+                }
+                if let Some(cache) = &self.options.block_cache {
+                    total += cache.total_charge();
+                }
+                Some(total.to_string())
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Applies the updates of `batch` to `mem`, numbering them from the batch's sequence.
+pub(crate) fn insert_into(mem: &MemTable, batch: &WriteBatch) -> Result<()> {
+    let mut seq = batch.sequence();
+    batch.for_each(|t, key, value| {
+        mem.add(seq, t, key, if t == ValueType::Value { value } else { &[] });
+        seq += 1;
+        Ok(())
+    })
+}

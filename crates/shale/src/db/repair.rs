@@ -1,0 +1,232 @@
+//! Repair: rebuilds a database's MANIFEST from whatever table and log files
+//! survive, for when the MANIFEST or CURRENT is lost or corrupt.
+//!
+//! Logs are turned into tables (damaged records are skipped); every table is
+//! scanned for its key range and largest sequence number (a table that cannot
+//! be read whole has its readable entries copied to a new table); then a new
+//! MANIFEST places every table at level 0. Replaced files are moved to
+//! `lost/`, never deleted. Data in damaged parts of files is lost, as little
+//! else as possible.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::batch::WriteBatch;
+use crate::cache::Cache;
+use crate::db::builder::build_table;
+use crate::db::core::insert_into;
+use crate::db::table_cache::TableCache;
+use crate::error::{Error, Result};
+use crate::keys::{parse_internal_key, InternalKey, InternalKeyComparator};
+use crate::log;
+use crate::memtable::MemTable;
+use crate::options::Options;
+use crate::sstable::table::{TableBuilder, TableOptions};
+use crate::version::edit::{FileMetaData, VersionEdit};
+use crate::version::filename::{
+    descriptor_file_name, lock_file_name, log_file_name, parse_file_name, set_current_file, table_file_name, FileType,
+};
+
+/// Rebuilds the MANIFEST of the database in `path` from its tables and logs.
+///
+/// ```
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// let opts = shale::Options { create_if_missing: true, ..Default::default() };
+/// { let db = shale::Db::open(dir.path(), opts.clone())?; db.put(b"k", b"v")?; }
+/// std::fs::remove_file(dir.path().join("CURRENT")).unwrap();
+/// shale::repair(dir.path(), &opts)?;
+/// let db = shale::Db::open(dir.path(), opts)?;
+/// assert_eq!(db.get(b"k")?.as_deref(), Some(&b"v"[..]));
+/// # Ok(()) }
+/// ```
+pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<()> {
+    let dir = path.as_ref();
+    let fs = options.fs.clone();
+    let _lock = fs.lock(&lock_file_name(dir))?;
+    let icmp = InternalKeyComparator::new(options.comparator.clone());
+    let table_options = TableOptions {
+        comparator: Arc::new(icmp.clone()),
+        filter_policy: options.filter_policy.clone(),
+        block_size: options.block_size,
+        block_restart_interval: options.block_restart_interval.max(1),
+        compression: options.compression,
+        block_cache: Some(options.block_cache.clone().unwrap_or_else(|| Cache::new(8 << 20))),
+        paranoid_checks: false,
+    };
+    let table_cache = Arc::new(TableCache::new(dir, options, table_options.clone()));
+
+    let mut logs = Vec::new();
+    let mut tables = Vec::new();
+    let mut manifests = Vec::new();
+    let mut next_number = 1u64;
+    for name in fs.children(dir)? {
+        if let Some((number, t)) = parse_file_name(&name) {
+            next_number = next_number.max(number + 1);
+            match t {
+                FileType::Log => logs.push(number),
+                FileType::Table => tables.push(number),
+                FileType::Descriptor => manifests.push(name),
+                _ => {}
+            }
+        }
+    }
+    if logs.is_empty() && tables.is_empty() && manifests.is_empty() {
+        return Err(Error::NotFound(format!("{}: no database files to repair", dir.display())));
+    }
+    logs.sort_unstable();
+    let lost = dir.join("lost");
+    let archive = |p: &Path| -> Result<()> {
+        fs.create_dir_all(&lost)?;
+        let name = p.file_name().map(PathBuf::from).unwrap_or_default();
+        fs.rename(p, &lost.join(name))
+    };
+
+    // Logs become tables.
+    let mut max_sequence = 0u64;
+    for number in logs {
+        let path = log_file_name(dir, number);
+        let mem = Arc::new(MemTable::new(icmp.clone()));
+        let file = fs.new_sequential_file(&path)?;
+        let mut reader = log::Reader::new(file, path.clone(), None, true, 0);
+        let mut scratch = Vec::new();
+        while let Ok(Some(record)) = reader.read_record(&mut scratch) {
+            if let Ok(batch) = WriteBatch::from_contents(record.to_vec()) {
+                if insert_into(&mem, &batch).is_ok() && batch.count() > 0 {
+                    max_sequence = max_sequence.max(batch.sequence() + batch.count() as u64 - 1);
+                }
+            }
+        }
+        let table_number = next_number;
+        next_number += 1;
+        let mut it = mem.iter();
+        let meta = build_table(dir, options, &table_options, &table_cache, &mut it, table_number)?;
+        if meta.file_size > 0 {
+            tables.push(table_number);
+        }
+        archive(&path)?;
+    }
+
+    // Scan every table.
+    let mut edit = VersionEdit::default();
+    for number in tables {
+        let path = table_file_name(dir, number);
+        let size = match fs.file_size(&path) {
+            Ok(s) => s,
+            Err(_) => match fs.file_size(&crate::version::filename::sst_table_file_name(dir, number)) {
+                Ok(s) => s,
+                Err(_) => continue,
+            },
+        };
+        match scan_table(&table_cache, number, size) {
+            Ok(Some((smallest, largest, seq))) => {
+                max_sequence = max_sequence.max(seq);
+                edit.new_files.push((0, FileMetaData::new(number, size, smallest, largest)));
+            }
+            Ok(None) => {
+                // Empty table: nothing to keep.
+                table_cache.evict(number);
+                let _ = archive(&path);
+            }
+            Err(_) => {
+                // Copy what can be read into a new table.
+                let new_number = next_number;
+                next_number += 1;
+                if let Some(meta) = salvage_table(dir, options, &table_options, &table_cache, number, size, new_number)? {
+                    max_sequence = max_sequence.max(meta.1);
+                    edit.new_files.push((0, meta.0));
+                }
+                table_cache.evict(number);
+                let _ = archive(&path);
+            }
+        }
+    }
+
+    for name in manifests {
+        let _ = archive(&dir.join(name));
+    }
+    let manifest_number = next_number;
+    next_number += 1;
+    edit.comparator = Some(icmp.user_comparator().name().to_string());
+    edit.log_number = Some(0);
+    edit.next_file_number = Some(next_number);
+    edit.last_sequence = Some(max_sequence);
+    let manifest = descriptor_file_name(dir, manifest_number);
+    let mut w = log::Writer::new(fs.new_writable_file(&manifest)?);
+    let mut record = Vec::new();
+    edit.encode(&mut record);
+    w.add_record(&record)?;
+    w.sync()?;
+    w.close()?;
+    set_current_file(&*fs, dir, manifest_number)?;
+    Ok(())
+}
+
+/// The key range and largest sequence of a table read whole, `None` if empty.
+fn scan_table(tc: &TableCache, number: u64, size: u64) -> Result<Option<(InternalKey, InternalKey, u64)>> {
+    let table = tc.table(number, size)?;
+    let mut it = table.iter(true, false);
+    it.seek_to_first();
+    let mut smallest = None;
+    let mut largest = Vec::new();
+    let mut max_seq = 0;
+    while crate::iterator::InternalIterator::valid(&it) {
+        let key = crate::iterator::InternalIterator::key(&it);
+        let p = parse_internal_key(key).ok_or_else(|| Error::bad_data("bad internal key"))?;
+        max_seq = max_seq.max(p.sequence);
+        if smallest.is_none() {
+            smallest = Some(key.to_vec());
+        }
+        largest.clear();
+        largest.extend_from_slice(key);
+        crate::iterator::InternalIterator::next(&mut it);
+    }
+    crate::iterator::InternalIterator::status(&it)?;
+    Ok(smallest.map(|s| (InternalKey::from_encoded(s), InternalKey::from_encoded(largest), max_seq)))
+}
+
+/// Copies the readable entries of a damaged table to table `new_number`.
+fn salvage_table(
+    dir: &Path,
+    options: &Options,
+    table_options: &TableOptions,
+    tc: &TableCache,
+    number: u64,
+    size: u64,
+    new_number: u64,
+) -> Result<Option<(FileMetaData, u64)>> {
+    let Ok(table) = tc.table(number, size) else { return Ok(None) };
+    let mut it = table.iter(true, false);
+    let mut builder = TableBuilder::new(table_options.clone(), options.fs.new_writable_file(&table_file_name(dir, new_number))?);
+    let mut smallest = None;
+    let mut largest = Vec::new();
+    let mut max_seq = 0;
+    crate::iterator::InternalIterator::seek_to_first(&mut it);
+    while crate::iterator::InternalIterator::valid(&it) {
+        let key = crate::iterator::InternalIterator::key(&it);
+        if let Some(p) = parse_internal_key(key) {
+            max_seq = max_seq.max(p.sequence);
+            if smallest.is_none() {
+                smallest = Some(key.to_vec());
+            }
+            largest.clear();
+            largest.extend_from_slice(key);
+            builder.add(key, crate::iterator::InternalIterator::value(&it))?;
+        }
+        crate::iterator::InternalIterator::next(&mut it);
+    }
+    match smallest {
+        None => {
+            builder.abandon();
+            let _ = options.fs.remove_file(&table_file_name(dir, new_number));
+            Ok(None)
+        }
+        Some(s) => {
+            let new_size = builder.finish()?;
+            Ok(Some((
+                FileMetaData::new(new_number, new_size, InternalKey::from_encoded(s), InternalKey::from_encoded(largest)),
+                max_seq,
+            )))
+        }
+    }
+}

@@ -1,0 +1,542 @@
+//! The version set: the current version, the counters that outlive it (next
+//! file number, last sequence, log numbers) and the MANIFEST that records
+//! every change to them as a version edit.
+//!
+//! Invariants: `current` reflects every edit appended to the MANIFEST;
+//! `next_file_number` is larger than the number of every file in the
+//! directory that belongs to the database; an edit is durable (synced) before
+//! the version it describes is installed.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::compaction::Compaction;
+use crate::db::table_cache::TableCache;
+use crate::error::{Error, Result};
+use crate::iterator::InternalIterator;
+use crate::keys::{InternalKey, InternalKeyComparator};
+use crate::log;
+use crate::options::Options;
+use crate::version::edit::{FileMetaData, VersionEdit};
+use crate::version::filename::{descriptor_file_name, read_current_file, set_current_file};
+use crate::version::version::{
+    key_range, level_iterator, total_file_size, LevelFiles, Version, L0_COMPACTION_TRIGGER,
+};
+use crate::version::NUM_LEVELS;
+
+/// Bytes a level may hold before it needs compaction: 10 MB at level 1, ten times more per level.
+pub fn max_bytes_for_level(level: usize) -> f64 {
+    let mut result = 10.0 * 1_048_576.0;
+    let mut l = level;
+    while l > 1 {
+        result *= 10.0;
+        l -= 1;
+    }
+    result
+}
+
+/// The live version and the MANIFEST.
+pub struct VersionSet {
+    dir: PathBuf,
+    options: Options,
+    icmp: InternalKeyComparator,
+    table_cache: Arc<TableCache>,
+    /// The next file number to hand out.
+    pub next_file_number: u64,
+    /// The MANIFEST being written.
+    pub manifest_file_number: u64,
+    /// The sequence number of the last write applied.
+    pub last_sequence: u64,
+    /// Logs older than this are no longer needed.
+    pub log_number: u64,
+    /// A log being compacted when the database was closed (0 if none); LevelDB compatibility.
+    pub prev_log_number: u64,
+    descriptor_log: Option<log::Writer>,
+    current: Arc<Version>,
+    /// Every version handed out that may still be in use by a reader.
+    live_versions: Vec<std::sync::Weak<Version>>,
+    /// Where the next size compaction of each level starts (encoded internal keys).
+    compact_pointer: [Vec<u8>; NUM_LEVELS],
+}
+
+impl VersionSet {
+    /// A version set for the database in `dir`, empty until [`VersionSet::recover`].
+    pub fn new(dir: &Path, options: &Options, icmp: InternalKeyComparator, table_cache: Arc<TableCache>) -> Self {
+        VersionSet {
+            dir: dir.to_path_buf(),
+            options: options.clone(),
+            current: Arc::new(Version::new(icmp.clone())),
+            icmp,
+            table_cache,
+            next_file_number: 2,
+            manifest_file_number: 0,
+            last_sequence: 0,
+            log_number: 0,
+            prev_log_number: 0,
+            descriptor_log: None,
+            live_versions: Vec::new(),
+            compact_pointer: Default::default(),
+        }
+    }
+
+    /// The current version.
+    pub fn current(&self) -> Arc<Version> {
+        self.current.clone()
+    }
+
+    /// The table cache.
+    pub fn table_cache(&self) -> &Arc<TableCache> {
+        &self.table_cache
+    }
+
+    /// Hands out a new file number.
+    pub fn new_file_number(&mut self) -> u64 {
+        let n = self.next_file_number;
+        self.next_file_number += 1;
+        n
+    }
+
+    /// Makes sure `number` is never handed out.
+    pub fn mark_file_number_used(&mut self, number: u64) {
+        if self.next_file_number <= number {
+            self.next_file_number = number + 1;
+        }
+    }
+
+    /// Gives back a number handed out by `new_file_number` when nothing used it.
+    pub fn reuse_file_number(&mut self, number: u64) {
+        if self.next_file_number == number + 1 {
+            self.next_file_number = number;
+        }
+    }
+
+    /// Applies `edit` to the current version, records it in the MANIFEST
+    /// (starting a new MANIFEST if none is open) and installs the result.
+    pub fn log_and_apply(&mut self, edit: &mut VersionEdit) -> Result<()> {
+        match edit.log_number {
+            Some(n) if n < self.log_number || n >= self.next_file_number => {
+                return Err(Error::InvalidArgument(format!(
+                    "log number {n} outside [{}, {})",
+                    self.log_number, self.next_file_number
+                )));
+            }
+            Some(_) => {}
+            None => edit.log_number = Some(self.log_number),
+        }
+        if edit.prev_log_number.is_none() {
+            edit.prev_log_number = Some(self.prev_log_number);
+        }
+        edit.next_file_number = Some(self.next_file_number);
+        edit.last_sequence = Some(self.last_sequence);
+
+        let mut builder = Builder::new(self.icmp.clone(), self.current.clone());
+        builder.apply(edit, &mut self.compact_pointer);
+        let mut v = builder.save();
+        finalize(&mut v);
+
+        let mut new_manifest = None;
+        if self.descriptor_log.is_none() {
+            let path = descriptor_file_name(&self.dir, self.manifest_file_number);
+            let file = self.options.fs.new_writable_file(&path)?;
+            let mut w = log::Writer::new(file);
+            let mut snapshot = Vec::new();
+            self.write_snapshot(&mut snapshot);
+            if let Err(e) = w.add_record(&snapshot) {
+                let _ = self.options.fs.remove_file(&path);
+                return Err(e);
+            }
+            self.descriptor_log = Some(w);
+            new_manifest = Some(path);
+        }
+
+        let mut record = Vec::new();
+        edit.encode(&mut record);
+        let result = (|| -> Result<()> {
+            let w = self.descriptor_log.as_mut().ok_or_else(|| Error::Background("no MANIFEST".into()))?;
+            w.add_record(&record)?;
+            w.sync()?;
+            if new_manifest.is_some() {
+                set_current_file(&*self.options.fs, &self.dir, self.manifest_file_number)?;
+            }
+            Ok(())
+        })();
+        if let Err(e) = result {
+            if let Some(path) = new_manifest {
+                self.descriptor_log = None;
+                let _ = self.options.fs.remove_file(&path);
+            }
+            return Err(e);
+        }
+
+        self.install(v);
+        if let Some(n) = edit.log_number {
+            self.log_number = n;
+        }
+        if let Some(n) = edit.prev_log_number {
+            self.prev_log_number = n;
+        }
+        Ok(())
+    }
+
+    /// Reads CURRENT and the MANIFEST it names and installs the version they
+    /// describe. Returns whether a new MANIFEST must be written.
+    pub fn recover(&mut self) -> Result<bool> {
+        let fs = self.options.fs.clone();
+        let current = read_current_file(&*fs, &self.dir)?;
+        let manifest_name = current.trim_end_matches('\n');
+        let manifest_path = self.dir.join(manifest_name);
+        let file = fs.new_sequential_file(&manifest_path).map_err(|e| match e {
+            Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => Error::corruption(
+                &manifest_path,
+                None,
+                "CURRENT points to a non-existent MANIFEST",
+            ),
+            other => other,
+        })?;
+
+        let mut builder = Builder::new(self.icmp.clone(), self.current.clone());
+        let mut log_number = None;
+        let mut prev_log_number = None;
+        let mut next_file = None;
+        let mut last_sequence = None;
+        let mut read_records = 0u64;
+
+        let mut reader = log::Reader::new(file, manifest_path.clone(), None, true, 0);
+        let mut scratch = Vec::new();
+        while let Some(record) = reader.read_record(&mut scratch)? {
+            read_records += 1;
+            let offset = reader.last_record_offset();
+            let edit = VersionEdit::decode(record).map_err(|e| e.in_file(&manifest_path, Some(offset)))?;
+            if let Some(name) = &edit.comparator {
+                if name != self.icmp.user_comparator().name() {
+                    return Err(Error::InvalidArgument(format!(
+                        "{}: comparator '{}' does not match the database's '{}'",
+                        manifest_path.display(),
+                        self.icmp.user_comparator().name(),
+                        name
+                    )));
+                }
+            }
+            builder.apply(&edit, &mut self.compact_pointer);
+            log_number = edit.log_number.or(log_number);
+            prev_log_number = edit.prev_log_number.or(prev_log_number);
+            next_file = edit.next_file_number.or(next_file);
+            last_sequence = edit.last_sequence.or(last_sequence);
+        }
+        let missing = |what: &str| Error::corruption(&manifest_path, None, format!("no {what} entry in MANIFEST"));
+        let next_file = next_file.ok_or_else(|| missing("meta-nextfile"))?;
+        let log_number = log_number.ok_or_else(|| missing("log-number"))?;
+        let last_sequence = last_sequence.ok_or_else(|| missing("last-sequence-number"))?;
+        let prev_log_number = prev_log_number.unwrap_or(0);
+        let _ = read_records;
+
+        self.mark_file_number_used(prev_log_number);
+        self.mark_file_number_used(log_number);
+
+        let mut v = builder.save();
+        finalize(&mut v);
+        self.install(v);
+        self.manifest_file_number = next_file;
+        self.next_file_number = next_file + 1;
+        self.last_sequence = last_sequence;
+        self.log_number = log_number;
+        self.prev_log_number = prev_log_number;
+
+        // Always start a new MANIFEST on open: it compacts the history and
+        // leaves the old one (and any torn tail it may have) behind.
+        Ok(true)
+    }
+
+    /// Sets the number of the MANIFEST the next `log_and_apply` creates.
+    pub fn start_new_manifest(&mut self) {
+        self.descriptor_log = None;
+        self.manifest_file_number = self.new_file_number();
+    }
+
+    fn write_snapshot(&self, dst: &mut Vec<u8>) {
+        let mut edit = VersionEdit::default();
+        edit.comparator = Some(self.icmp.user_comparator().name().to_string());
+        for (level, ptr) in self.compact_pointer.iter().enumerate() {
+            if !ptr.is_empty() {
+                edit.compact_pointers.push((level as u32, InternalKey::from_encoded(ptr.clone())));
+            }
+        }
+        for (level, files) in self.current.files.iter().enumerate() {
+            for f in files {
+                edit.new_files.push((level as u32, f.as_ref().clone()));
+            }
+        }
+        edit.encode(dst);
+    }
+
+    fn install(&mut self, v: Version) {
+        let old = std::mem::replace(&mut self.current, Arc::new(v));
+        self.live_versions.retain(|w| w.strong_count() > 0);
+        if Arc::strong_count(&old) > 1 {
+            self.live_versions.push(Arc::downgrade(&old));
+        }
+    }
+
+    /// Numbers of every table file referenced by any version still in use.
+    pub fn live_files_all_versions(&mut self) -> BTreeSet<u64> {
+        let mut live = self.live_files();
+        self.live_versions.retain(|w| w.strong_count() > 0);
+        for v in self.live_versions.iter().filter_map(|w| w.upgrade()) {
+            live.extend(v.files.iter().flatten().map(|f| f.number));
+        }
+        live
+    }
+
+    /// Numbers of every table file referenced by the current version.
+    pub fn live_files(&self) -> BTreeSet<u64> {
+        self.current.files.iter().flatten().map(|f| f.number).collect()
+    }
+
+    /// The number of files at `level` in the current version.
+    pub fn num_level_files(&self, level: usize) -> usize {
+        self.current.num_files(level)
+    }
+
+    /// True if the current version needs a compaction.
+    pub fn needs_compaction(&self) -> bool {
+        self.current.compaction_score >= 1.0 || self.current.file_to_compact.lock().is_some()
+    }
+
+    /// Picks the next compaction: by size first, then by seeks.
+    pub fn pick_compaction(&mut self) -> Option<Compaction> {
+        let current = self.current.clone();
+        let size_compaction = current.compaction_score >= 1.0;
+        let seek_target = current.file_to_compact.lock().clone();
+        let (level, mut inputs0) = if size_compaction {
+            let level = current.compaction_level;
+            let files = &current.files[level];
+            let ptr = &self.compact_pointer[level];
+            let first = files
+                .iter()
+                .find(|f| ptr.is_empty() || self.icmp.compare(f.largest.encoded(), ptr) == std::cmp::Ordering::Greater)
+                .or_else(|| files.first())?;
+            (level, vec![first.clone()])
+        } else if let Some((f, level)) = seek_target {
+            (level, vec![f])
+        } else {
+            return None;
+        };
+        if level + 1 >= NUM_LEVELS {
+            return None;
+        }
+        if level == 0 {
+            let (smallest, largest) = key_range(&self.icmp, &inputs0);
+            inputs0 = current.overlapping_inputs(0, Some(&smallest), Some(&largest));
+        }
+        let mut c = Compaction::new(&self.options, current, level);
+        c.inputs[0] = inputs0;
+        self.setup_other_inputs(&mut c);
+        Some(c)
+    }
+
+    /// A compaction of the files of `level` overlapping the user-key range
+    /// [begin, end], or `None` if there are none.
+    pub fn compact_range(&mut self, level: usize, begin: Option<&InternalKey>, end: Option<&InternalKey>) -> Option<Compaction> {
+        let current = self.current.clone();
+        let mut inputs = current.overlapping_inputs(level, begin, end);
+        if inputs.is_empty() || level + 1 >= NUM_LEVELS {
+            return None;
+        }
+        // Avoid compacting too much in one shot at levels > 0; level-0 files
+        // overlap and must all be compacted together.
+        if level > 0 {
+            let limit = self.options.max_file_size as u64;
+            let mut total = 0;
+            for i in 0..inputs.len() {
+                total += inputs[i].file_size;
+                if total >= limit {
+                    inputs.truncate(i + 1);
+                    break;
+                }
+            }
+        }
+        let mut c = Compaction::new(&self.options, current, level);
+        c.inputs[0] = inputs;
+        self.setup_other_inputs(&mut c);
+        Some(c)
+    }
+
+    fn setup_other_inputs(&mut self, c: &mut Compaction) {
+        let level = c.level;
+        let current = c.input_version.clone();
+        add_boundary_inputs(&self.icmp, &current.files[level], &mut c.inputs[0]);
+        let (smallest, largest) = key_range(&self.icmp, &c.inputs[0]);
+        c.inputs[1] = current.overlapping_inputs(level + 1, Some(&smallest), Some(&largest));
+        add_boundary_inputs(&self.icmp, &current.files[level + 1], &mut c.inputs[1]);
+
+        let all: Vec<_> = c.inputs[0].iter().chain(c.inputs[1].iter()).cloned().collect();
+        let (mut all_start, mut all_limit) = key_range(&self.icmp, &all);
+
+        // Grow the level inputs if that does not pull in more files of level + 1.
+        if !c.inputs[1].is_empty() {
+            let mut expanded0 = current.overlapping_inputs(level, Some(&all_start), Some(&all_limit));
+            add_boundary_inputs(&self.icmp, &current.files[level], &mut expanded0);
+            let inputs0_size = total_file_size(&c.inputs[0]);
+            let inputs1_size = total_file_size(&c.inputs[1]);
+            let expanded0_size = total_file_size(&expanded0);
+            let limit = 25 * self.options.max_file_size as u64;
+            if expanded0.len() > c.inputs[0].len() && inputs1_size + expanded0_size < limit {
+                let (new_start, new_limit) = key_range(&self.icmp, &expanded0);
+                let mut expanded1 = current.overlapping_inputs(level + 1, Some(&new_start), Some(&new_limit));
+                add_boundary_inputs(&self.icmp, &current.files[level + 1], &mut expanded1);
+                if expanded1.len() == c.inputs[1].len() {
+                    let _ = inputs0_size;
+                    c.inputs[0] = expanded0;
+                    c.inputs[1] = expanded1;
+                    let all: Vec<_> = c.inputs[0].iter().chain(c.inputs[1].iter()).cloned().collect();
+                    (all_start, all_limit) = key_range(&self.icmp, &all);
+                }
+            }
+        }
+
+        if level + 2 < NUM_LEVELS {
+            c.grandparents = current.overlapping_inputs(level + 2, Some(&all_start), Some(&all_limit));
+        }
+
+        // The next compaction of this level starts after this one's range,
+        // even if this one fails: recorded now and in the edit.
+        let (_, largest) = key_range(&self.icmp, &c.inputs[0]);
+        self.compact_pointer[level] = largest.encoded().to_vec();
+        c.edit.compact_pointers.push((level as u32, largest));
+    }
+
+    /// An iterator over every entry of the compaction's input files.
+    pub fn make_input_iterator(&self, c: &Compaction) -> Box<dyn InternalIterator> {
+        let verify = self.options.paranoid_checks;
+        let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+        for (which, files) in c.inputs.iter().enumerate() {
+            if files.is_empty() {
+                continue;
+            }
+            if c.level + which == 0 {
+                for f in files {
+                    match self.table_cache.iter(f.number, f.file_size, verify, false) {
+                        Ok(it) => children.push(it),
+                        Err(e) => children.push(Box::new(crate::iterator::EmptyIterator::with_error(e))),
+                    }
+                }
+            } else {
+                children.push(level_iterator(&self.icmp, &self.table_cache, files, verify, false));
+            }
+        }
+        Box::new(crate::db::merging_iter::MergingIterator::new(self.icmp.clone(), children))
+    }
+
+    /// A one-line summary of the file counts per level.
+    pub fn level_summary(&self) -> String {
+        let counts: Vec<String> = (0..NUM_LEVELS).map(|l| self.current.num_files(l).to_string()).collect();
+        format!("files[ {} ]", counts.join(" "))
+    }
+}
+
+/// Adds to `inputs` the files of `level_files` whose smallest user key equals
+/// the largest user key of `inputs`: otherwise an older entry for that user
+/// key could be left at the lower level while a newer one moves down.
+fn add_boundary_inputs(icmp: &InternalKeyComparator, level_files: &LevelFiles, inputs: &mut LevelFiles) {
+    if inputs.is_empty() {
+        return;
+    }
+    let (_, mut largest) = key_range(icmp, inputs);
+    loop {
+        let ucmp = icmp.user_comparator();
+        let boundary = level_files
+            .iter()
+            .filter(|f| {
+                icmp.compare(f.smallest.encoded(), largest.encoded()) == std::cmp::Ordering::Greater
+                    && ucmp.compare(f.smallest.user_key(), largest.user_key()) == std::cmp::Ordering::Equal
+            })
+            .min_by(|a, b| icmp.compare(a.smallest.encoded(), b.smallest.encoded()));
+        match boundary {
+            Some(f) if !inputs.iter().any(|g| g.number == f.number) => {
+                largest = f.largest.clone();
+                inputs.push(f.clone());
+            }
+            _ => break,
+        }
+    }
+}
+
+/// Computes the level most in need of compaction.
+fn finalize(v: &mut Version) {
+    let mut best_level = 0;
+    let mut best_score = -1.0;
+    for level in 0..NUM_LEVELS - 1 {
+        let score = if level == 0 {
+            // Count files rather than bytes at level 0: with big write buffers
+            // there are few, large files, and every read merges all of them.
+            v.num_files(0) as f64 / L0_COMPACTION_TRIGGER as f64
+        } else {
+            v.level_bytes(level) as f64 / max_bytes_for_level(level)
+        };
+        if score > best_score {
+            best_level = level;
+            best_score = score;
+        }
+    }
+    v.compaction_level = best_level;
+    v.compaction_score = best_score;
+}
+
+/// Applies a sequence of edits to a base version without copying it per edit.
+struct Builder {
+    icmp: InternalKeyComparator,
+    base: Arc<Version>,
+    deleted: [BTreeSet<u64>; NUM_LEVELS],
+    added: [Vec<Arc<FileMetaData>>; NUM_LEVELS],
+}
+
+impl Builder {
+    fn new(icmp: InternalKeyComparator, base: Arc<Version>) -> Builder {
+        Builder { icmp, base, deleted: Default::default(), added: Default::default() }
+    }
+
+    fn apply(&mut self, edit: &VersionEdit, compact_pointer: &mut [Vec<u8>; NUM_LEVELS]) {
+        for (level, key) in &edit.compact_pointers {
+            if let Some(p) = compact_pointer.get_mut(*level as usize) {
+                *p = key.encoded().to_vec();
+            }
+        }
+        for &(level, number) in &edit.deleted_files {
+            if let Some(d) = self.deleted.get_mut(level as usize) {
+                d.insert(number);
+            }
+        }
+        for (level, f) in &edit.new_files {
+            let level = *level as usize;
+            if level >= NUM_LEVELS {
+                continue;
+            }
+            self.deleted[level].remove(&f.number);
+            self.added[level].retain(|g| g.number != f.number);
+            self.added[level].push(Arc::new(FileMetaData::new(f.number, f.file_size, f.smallest.clone(), f.largest.clone())));
+        }
+    }
+
+    fn save(self) -> Version {
+        let mut v = Version::new(self.icmp.clone());
+        for level in 0..NUM_LEVELS {
+            let mut files: Vec<Arc<FileMetaData>> = self.base.files[level]
+                .iter()
+                .chain(self.added[level].iter())
+                .filter(|f| !self.deleted[level].contains(&f.number))
+                .cloned()
+                .collect();
+            if level == 0 {
+                files.sort_by_key(|f| f.number);
+            } else {
+                files.sort_by(|a, b| {
+                    self.icmp.compare(a.smallest.encoded(), b.smallest.encoded()).then(a.number.cmp(&b.number))
+                });
+            }
+            files.dedup_by_key(|f| f.number);
+            v.files[level] = files;
+        }
+        v
+    }
+}

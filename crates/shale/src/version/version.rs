@@ -1,0 +1,389 @@
+//! A version: the set of live table files at each level at one point in time.
+//!
+//! Invariants: level 0 files may overlap and are kept in the order they were
+//! added (file number ascending); every other level is sorted by smallest key
+//! and its files' key ranges are disjoint. A version is immutable once built,
+//! except for seek statistics, so readers share it through an `Arc`.
+
+use std::cmp::Ordering;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use crate::db::table_cache::TableCache;
+use crate::error::Result;
+use crate::iterator::InternalIterator;
+use crate::keys::{
+    parse_internal_key, InternalKey, InternalKeyComparator, LookupKey, ValueType, MAX_SEQUENCE_NUMBER,
+    VALUE_TYPE_FOR_SEEK,
+};
+use crate::version::edit::FileMetaData;
+use crate::version::NUM_LEVELS;
+
+/// Level-0 file count that triggers a compaction.
+pub const L0_COMPACTION_TRIGGER: usize = 4;
+/// Level-0 file count at which writes are slowed down.
+pub const L0_SLOWDOWN_WRITES_TRIGGER: usize = 8;
+/// Level-0 file count at which writes stop until a compaction finishes.
+pub const L0_STOP_WRITES_TRIGGER: usize = 12;
+/// Highest level a flushed memtable may be placed at when it overlaps nothing.
+pub const MAX_MEM_COMPACT_LEVEL: usize = 2;
+
+/// Files of one level.
+pub type LevelFiles = Vec<Arc<FileMetaData>>;
+
+/// The result of looking a key up in the tables.
+#[derive(Debug, PartialEq, Eq)]
+pub enum TableGet {
+    /// The newest visible entry is a value.
+    Found(Vec<u8>),
+    /// The newest visible entry is a deletion.
+    Deleted,
+    /// No table holds the key.
+    Absent,
+}
+
+/// A file that was searched without holding the key while a later file did:
+/// reads like this are charged to it, and enough of them trigger its compaction.
+pub struct SeekCharge {
+    /// The file.
+    pub file: Arc<FileMetaData>,
+    /// Its level.
+    pub level: usize,
+}
+
+/// An immutable set of files per level.
+pub struct Version {
+    icmp: InternalKeyComparator,
+    /// The files of each level.
+    pub files: [LevelFiles; NUM_LEVELS],
+    /// The level most in need of compaction, and its score (>= 1 means needed).
+    pub compaction_level: usize,
+    /// See `compaction_level`.
+    pub compaction_score: f64,
+    /// A file whose seek allowance ran out, waiting for compaction.
+    pub file_to_compact: Mutex<Option<(Arc<FileMetaData>, usize)>>,
+}
+
+impl Version {
+    /// An empty version.
+    pub fn new(icmp: InternalKeyComparator) -> Version {
+        Version {
+            icmp,
+            files: Default::default(),
+            compaction_level: 0,
+            compaction_score: -1.0,
+            file_to_compact: Mutex::new(None),
+        }
+    }
+
+    /// The internal key comparator.
+    pub fn icmp(&self) -> &InternalKeyComparator {
+        &self.icmp
+    }
+
+    /// Number of files at `level`.
+    pub fn num_files(&self, level: usize) -> usize {
+        self.files[level].len()
+    }
+
+    /// Total bytes of the files at `level`.
+    pub fn level_bytes(&self, level: usize) -> u64 {
+        total_file_size(&self.files[level])
+    }
+
+    /// Looks `key` up in the tables, newest data first.
+    pub fn get(
+        &self,
+        tc: &TableCache,
+        verify_checksums: bool,
+        fill_cache: bool,
+        key: &LookupKey,
+    ) -> Result<(TableGet, Option<SeekCharge>)> {
+        let ucmp = self.icmp.user_comparator();
+        let user_key = key.user_key();
+        let ikey = key.internal_key();
+        let mut first_searched: Option<(Arc<FileMetaData>, usize)> = None;
+        let mut searched = 0usize;
+
+        // Level 0: every overlapping file, newest first.
+        let mut l0: Vec<&Arc<FileMetaData>> = self.files[0]
+            .iter()
+            .filter(|f| {
+                ucmp.compare(user_key, f.smallest.user_key()) != Ordering::Less
+                    && ucmp.compare(user_key, f.largest.user_key()) != Ordering::Greater
+            })
+            .collect();
+        l0.sort_by(|a, b| b.number.cmp(&a.number));
+
+        let mut candidates: Vec<(&Arc<FileMetaData>, usize)> = l0.into_iter().map(|f| (f, 0)).collect();
+        for level in 1..NUM_LEVELS {
+            let files = &self.files[level];
+            if files.is_empty() {
+                continue;
+            }
+            let i = find_file(&self.icmp, files, ikey);
+            if i < files.len() && ucmp.compare(user_key, files[i].smallest.user_key()) != Ordering::Less {
+                candidates.push((&files[i], level));
+            }
+        }
+
+        for (f, level) in candidates {
+            searched += 1;
+            if searched == 1 {
+                first_searched = Some((f.clone(), level));
+            }
+            let table = tc.table(f.number, f.file_size)?;
+            let found = table.get(verify_checksums, fill_cache, ikey, |k, v| match parse_internal_key(k) {
+                None => Err(crate::error::Error::bad_data(format!(
+                    "bad internal key in table {:06}",
+                    f.number
+                ))),
+                Some(p) if ucmp.compare(p.user_key, user_key) == Ordering::Equal => match p.value_type {
+                    ValueType::Value => Ok(Some(TableGet::Found(v.to_vec()))),
+                    ValueType::Deletion => Ok(Some(TableGet::Deleted)),
+                },
+                Some(_) => Ok(None),
+            })?;
+            if let Some(r) = found {
+                if let Some(hit) = r? {
+                    let charge = if searched >= 2 {
+                        first_searched.map(|(file, level)| SeekCharge { file, level })
+                    } else {
+                        None
+                    };
+                    return Ok((hit, charge));
+                }
+            }
+        }
+        let charge =
+            if searched >= 2 { first_searched.map(|(file, level)| SeekCharge { file, level }) } else { None };
+        Ok((TableGet::Absent, charge))
+    }
+
+    /// Charges a seek to a file; true if the file should now be compacted.
+    pub fn update_stats(&self, charge: SeekCharge) -> bool {
+        if charge.file.record_seek() {
+            let mut slot = self.file_to_compact.lock();
+            if slot.is_none() {
+                *slot = Some((charge.file, charge.level));
+                return true;
+            }
+        }
+        false
+    }
+
+    /// True if some file of `level` overlaps the user-key range [smallest, largest]
+    /// (`None` is unbounded).
+    pub fn overlap_in_level(&self, level: usize, smallest: Option<&[u8]>, largest: Option<&[u8]>) -> bool {
+        some_file_overlaps_range(&self.icmp, level > 0, &self.files[level], smallest, largest)
+    }
+
+    /// The level a flushed memtable spanning [smallest, largest] should go to:
+    /// as deep as `MAX_MEM_COMPACT_LEVEL` while it overlaps nothing there and
+    /// not too much of the level after.
+    pub fn pick_level_for_memtable_output(&self, smallest: &[u8], largest: &[u8], max_file_size: u64) -> usize {
+        let mut level = 0;
+        if !self.overlap_in_level(0, Some(smallest), Some(largest)) {
+            let start = InternalKey::new(smallest, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK);
+            let limit = InternalKey::new(largest, 0, ValueType::Deletion);
+            while level < MAX_MEM_COMPACT_LEVEL {
+                if self.overlap_in_level(level + 1, Some(smallest), Some(largest)) {
+                    break;
+                }
+                if level + 2 < NUM_LEVELS {
+                    let overlaps = self.overlapping_inputs(level + 2, Some(&start), Some(&limit));
+                    if total_file_size(&overlaps) > max_grandparent_overlap_bytes(max_file_size) {
+                        break;
+                    }
+                }
+                level += 1;
+            }
+        }
+        level
+    }
+
+    /// The files of `level` that overlap the internal-key range [begin, end]
+    /// by user key. At level 0 the range grows to cover every overlapping file.
+    pub fn overlapping_inputs(
+        &self,
+        level: usize,
+        begin: Option<&InternalKey>,
+        end: Option<&InternalKey>,
+    ) -> LevelFiles {
+        let ucmp = self.icmp.user_comparator();
+        let mut user_begin = begin.map(|k| k.user_key().to_vec());
+        let mut user_end = end.map(|k| k.user_key().to_vec());
+        let mut inputs = Vec::new();
+        let mut i = 0;
+        while i < self.files[level].len() {
+            let f = &self.files[level][i];
+            i += 1;
+            let file_start = f.smallest.user_key();
+            let file_limit = f.largest.user_key();
+            if user_begin.as_deref().is_some_and(|b| ucmp.compare(file_limit, b) == Ordering::Less) {
+                continue;
+            }
+            if user_end.as_deref().is_some_and(|e| ucmp.compare(file_start, e) == Ordering::Greater) {
+                continue;
+            }
+            inputs.push(f.clone());
+            if level == 0 {
+                // Level-0 files may overlap each other: widen the range and restart.
+                if user_begin.as_deref().is_some_and(|b| ucmp.compare(file_start, b) == Ordering::Less) {
+                    user_begin = Some(file_start.to_vec());
+                    inputs.clear();
+                    i = 0;
+                } else if user_end.as_deref().is_some_and(|e| ucmp.compare(file_limit, e) == Ordering::Greater) {
+                    user_end = Some(file_limit.to_vec());
+                    inputs.clear();
+                    i = 0;
+                }
+            }
+        }
+        inputs
+    }
+
+    /// Approximate byte offset of `ikey` within the whole database.
+    pub fn approximate_offset_of(&self, tc: &TableCache, ikey: &[u8]) -> u64 {
+        let mut result = 0u64;
+        for (level, files) in self.files.iter().enumerate() {
+            for f in files {
+                if self.icmp.compare(f.largest.encoded(), ikey) != Ordering::Greater {
+                    result += f.file_size;
+                } else if self.icmp.compare(f.smallest.encoded(), ikey) == Ordering::Greater {
+                    // Entirely after ikey; later files of a sorted level are too.
+                    if level > 0 {
+                        break;
+                    }
+                } else if let Ok(t) = tc.table(f.number, f.file_size) {
+                    result += t.approximate_offset_of(ikey);
+                }
+            }
+        }
+        result
+    }
+
+    /// A human-readable listing of the files of each level.
+    pub fn debug_string(&self) -> String {
+        let mut s = String::new();
+        for (level, files) in self.files.iter().enumerate() {
+            s.push_str(&format!("--- level {level} ---\n"));
+            for f in files {
+                s.push_str(&format!(" {}:{}[{:?} .. {:?}]\n", f.number, f.file_size, f.smallest, f.largest));
+            }
+        }
+        s
+    }
+
+    /// Iterators over the files of this version: one per level-0 file, one
+    /// concatenating iterator per deeper level.
+    pub fn add_iterators(
+        &self,
+        tc: &Arc<TableCache>,
+        verify_checksums: bool,
+        fill_cache: bool,
+        out: &mut Vec<Box<dyn InternalIterator>>,
+    ) {
+        let mut l0: Vec<&Arc<FileMetaData>> = self.files[0].iter().collect();
+        l0.sort_by(|a, b| b.number.cmp(&a.number));
+        for f in l0 {
+            match tc.iter(f.number, f.file_size, verify_checksums, fill_cache) {
+                Ok(it) => out.push(it),
+                Err(e) => out.push(Box::new(crate::iterator::EmptyIterator::with_error(e))),
+            }
+        }
+        for level in 1..NUM_LEVELS {
+            if !self.files[level].is_empty() {
+                out.push(level_iterator(&self.icmp, tc, &self.files[level], verify_checksums, fill_cache));
+            }
+        }
+    }
+}
+
+/// A concatenating iterator over the sorted, disjoint files of one level.
+pub fn level_iterator(
+    icmp: &InternalKeyComparator,
+    tc: &Arc<TableCache>,
+    files: &LevelFiles,
+    verify_checksums: bool,
+    fill_cache: bool,
+) -> Box<dyn InternalIterator> {
+    let tc = tc.clone();
+    let open = Arc::new(move |f: &Arc<FileMetaData>| tc.iter(f.number, f.file_size, verify_checksums, fill_cache));
+    Box::new(crate::db::level_iter::LevelIterator::new(icmp.clone(), Arc::new(files.clone()), open))
+}
+
+/// Sum of the sizes of `files`.
+pub fn total_file_size(files: &[Arc<FileMetaData>]) -> u64 {
+    files.iter().map(|f| f.file_size).sum()
+}
+
+/// Bytes of overlap with the grandparent level above which a compaction output file is cut.
+pub fn max_grandparent_overlap_bytes(max_file_size: u64) -> u64 {
+    10 * max_file_size
+}
+
+/// Index of the first file of a sorted level whose largest key is >= `ikey`
+/// (`files.len()` if none).
+pub fn find_file(icmp: &InternalKeyComparator, files: &[Arc<FileMetaData>], ikey: &[u8]) -> usize {
+    files.partition_point(|f| icmp.compare(f.largest.encoded(), ikey) == Ordering::Less)
+}
+
+fn after_file(icmp: &InternalKeyComparator, user_key: Option<&[u8]>, f: &FileMetaData) -> bool {
+    user_key.is_some_and(|k| icmp.user_comparator().compare(k, f.largest.user_key()) == Ordering::Greater)
+}
+
+fn before_file(icmp: &InternalKeyComparator, user_key: Option<&[u8]>, f: &FileMetaData) -> bool {
+    user_key.is_some_and(|k| icmp.user_comparator().compare(k, f.smallest.user_key()) == Ordering::Less)
+}
+
+/// True if some file in `files` overlaps the user-key range [smallest, largest].
+pub fn some_file_overlaps_range(
+    icmp: &InternalKeyComparator,
+    disjoint_sorted: bool,
+    files: &[Arc<FileMetaData>],
+    smallest: Option<&[u8]>,
+    largest: Option<&[u8]>,
+) -> bool {
+    if !disjoint_sorted {
+        return files.iter().any(|f| !after_file(icmp, smallest, f) && !before_file(icmp, largest, f));
+    }
+    let index = match smallest {
+        Some(s) => {
+            let small = InternalKey::new(s, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK);
+            find_file(icmp, files, small.encoded())
+        }
+        None => 0,
+    };
+    match files.get(index) {
+        None => false,
+        Some(f) => !before_file(icmp, largest, f),
+    }
+}
+
+/// The smallest and largest internal keys of a set of files.
+pub fn key_range(icmp: &InternalKeyComparator, files: &[Arc<FileMetaData>]) -> (InternalKey, InternalKey) {
+    let mut smallest: Option<&InternalKey> = None;
+    let mut largest: Option<&InternalKey> = None;
+    for f in files {
+        if smallest.is_none_or(|s| icmp.compare(f.smallest.encoded(), s.encoded()) == Ordering::Less) {
+            smallest = Some(&f.smallest);
+        }
+        if largest.is_none_or(|l| icmp.compare(f.largest.encoded(), l.encoded()) == Ordering::Greater) {
+            largest = Some(&f.largest);
+        }
+    }
+    (smallest.cloned().unwrap_or_default(), largest.cloned().unwrap_or_default())
+}
+
+impl crate::db::level_iter::LevelFile for FileMetaData {
+    #[inline]
+    fn smallest(&self) -> &[u8] {
+        self.smallest.encoded()
+    }
+    #[inline]
+    fn largest(&self) -> &[u8] {
+        self.largest.encoded()
+    }
+}
