@@ -20,6 +20,7 @@ pub mod iterator;
 pub mod keys;
 pub mod options;
 pub mod snapshot;
+pub mod sstable;
 pub mod util;
 
 pub use cache::Cache;
@@ -28,3 +29,4 @@ pub use error::{Error, Result};
 pub use filter_policy::FilterPolicy;
 pub use options::{CompressionType, Options, ReadOptions, WriteOptions};
 pub use snapshot::Snapshot;
+pub use sstable::bloom::BloomFilterPolicy;
