@@ -7,14 +7,17 @@
 //! whole key), and a bad entry stops the iterator with a corruption status.
 //!
 //! Forward steps decode one entry into a reused key buffer. Backward steps do
-//! not re-scan from the restart point each time: the first `prev` into a
-//! restart interval decodes the interval once and stacks, for every entry, its
-//! offsets and the key bytes that the following entry does not share with it
-//! (its "tail"). Each later `prev` pops one entry and rebuilds its key by
-//! truncating the current key to the shared length and appending the tail. The
-//! tails of an interval together are never longer than the key bytes stored in
-//! it, so the stack is bounded by the block size, and a reverse scan costs
-//! about as much as a forward one.
+//! not re-scan from the restart point each time: a run of entries is decoded
+//! forward once, stacking for every entry its offsets and the key bytes that
+//! the following entry does not share with it (its "tail"); each `prev` then
+//! pops one entry and rebuilds its key by truncating the current key to the
+//! shared length and appending the tail. A `prev` right after a forward move
+//! decodes just the current restart interval; `seek_to_last` (where a reverse
+//! scan enters each block) and the `prev`s of a reverse scan in progress
+//! decode runs of up to [`REVERSE_RUN_INTERVALS`] intervals, so a reverse scan
+//! reads each block front to back in long sequential runs, nearly as a forward
+//! scan does. The tails of a run together are never longer than the key bytes
+//! stored in it, so the stack is bounded by the block size.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -127,6 +130,9 @@ impl std::fmt::Debug for Block {
             .finish()
     }
 }
+
+/// Restart intervals decoded at once while scanning backward.
+pub const REVERSE_RUN_INTERVALS: u32 = 16;
 
 const BAD_ENTRY: &str = "bad entry in block";
 const BAD_SHARED: &str = "bad entry in block: shares more bytes than the previous key has";
@@ -324,21 +330,23 @@ struct BackEntry {
     offset: u32,
     value_start: u32,
     value_len: u32,
+    /// The restart interval holding the entry.
+    restart_index: u32,
     /// Key bytes this entry shares with the entry after it.
     shared_next: u32,
     /// Where this entry's remaining key bytes start in `BackStack::tails`.
     tail_start: u32,
 }
 
-/// The entries of one restart interval before the current one, nearest last.
+/// Entries before the current one, nearest last.
 #[derive(Default)]
 struct BackStack {
     entries: Vec<BackEntry>,
     tails: Vec<u8>,
-    /// Decoding buffer for the keys of the interval.
+    /// Decoding buffer for the keys of the run.
     scratch: Vec<u8>,
-    /// The restart interval the stacked entries belong to.
-    restart_index: u32,
+    /// The iterator has been moving backward since its last forward move.
+    reversing: bool,
 }
 
 impl BackStack {
@@ -348,18 +356,23 @@ impl BackStack {
         self.tails.clear();
     }
 
-    /// Decodes the entries of restart interval `ri` that start before `end`
-    /// (which must be where an entry starts, or the end of the entries). The
-    /// key of the last one is stacked relative to `end_shared`, the bytes the
-    /// entry at `end` shares with it. `Ok(false)` if the interval is empty.
-    fn fill(&mut self, block: &Block, ri: u32, end: usize, end_shared: usize) -> Step {
+    /// Decodes the entries from restart point `ri` up to `end` (which must
+    /// be where an entry starts, or the end of the entries). The key of the
+    /// last one is stacked relative to `end_shared`, the bytes the entry at
+    /// `end` shares with it. `Ok(false)` if there are no such entries.
+    fn fill(&mut self, block: &Block, mut ri: u32, end: usize, end_shared: usize) -> Step {
         self.clear();
         self.scratch.clear();
-        self.restart_index = ri;
         let entries = block.entries();
         let mut offset = block.restart_point(ri) as usize;
-        let mut last: Option<(usize, usize, usize)> = None;
+        if offset > end {
+            return Err(BAD_RESTART);
+        }
+        let mut last: Option<(usize, usize, usize, u32)> = None;
         while offset < end {
+            while ri + 1 < block.num_restarts && block.restart_point(ri + 1) as usize <= offset {
+                ri += 1;
+            }
             let h = decode_entry(entries, offset).ok_or(BAD_ENTRY)?;
             if h.shared > self.scratch.len() {
                 return Err(BAD_SHARED);
@@ -371,7 +384,7 @@ impl BackStack {
             self.scratch
                 .extend_from_slice(&entries[h.key_start..h.key_start + h.non_shared]);
             let value_start = h.key_start + h.non_shared;
-            last = Some((offset, value_start, h.value_len));
+            last = Some((offset, value_start, h.value_len, ri));
             offset = value_start + h.value_len;
         }
         let Some(prev) = last else {
@@ -391,13 +404,14 @@ impl BackStack {
     #[inline]
     fn push(
         &mut self,
-        (offset, value_start, value_len): (usize, usize, usize),
+        (offset, value_start, value_len, restart_index): (usize, usize, usize, u32),
         shared_next: usize,
     ) {
         self.entries.push(BackEntry {
             offset: offset as u32,
             value_start: value_start as u32,
             value_len: value_len as u32,
+            restart_index,
             shared_next: shared_next as u32,
             tail_start: self.tails.len() as u32,
         });
@@ -423,7 +437,7 @@ impl BackStack {
         cursor.value_start = e.value_start;
         cursor.value_len = e.value_len;
         cursor.next = e.value_start + e.value_len;
-        cursor.restart_index = self.restart_index;
+        cursor.restart_index = e.restart_index;
         Ok(true)
     }
 }
@@ -478,11 +492,13 @@ impl BlockIter {
         }
     }
 
+    /// Forgets the stacked entries before a forward move.
     #[inline]
     fn clear_back(&mut self) {
         if !self.back.entries.is_empty() {
             self.back.clear();
         }
+        self.back.reversing = false;
     }
 }
 
@@ -503,10 +519,12 @@ impl InternalIterator for BlockIter {
         let step = if block.num_restarts == 0 {
             Ok(false)
         } else {
+            // A reverse scan will want more than the last entry: decode a long run.
             let end = block.restarts_start as usize;
-            let ri = block.num_restarts - 1;
+            let first = block.num_restarts.saturating_sub(REVERSE_RUN_INTERVALS);
             self.cursor.key.clear();
-            match self.back.fill(block, ri, end, 0) {
+            self.back.reversing = true;
+            match self.back.fill(block, first, end, 0) {
                 Ok(true) => self.back.pop_into(&mut self.cursor),
                 other => other,
             }
@@ -557,6 +575,11 @@ impl InternalIterator for BlockIter {
             let current_shared = decode_entry(block.entries(), current as usize)
                 .map(|h| h.shared)
                 .unwrap_or(usize::MAX);
+            // One interval for a lone step back; a long run once scanning backward.
+            if self.back.reversing {
+                ri = ri.saturating_sub(REVERSE_RUN_INTERVALS - 1);
+            }
+            self.back.reversing = true;
             step = self.back.fill(block, ri, current as usize, current_shared);
         }
         if step == Ok(true) {
@@ -731,6 +754,45 @@ mod tests {
                 it.status().unwrap();
             }
         }
+    }
+
+    #[test]
+    fn backward_stack_stays_within_the_block_size() {
+        // One restart interval of 500 keys sharing a 2000-byte prefix: storing
+        // each key whole would take 1 MB; the stacked tails must not.
+        let prefix = vec![b'p'; 2000];
+        let mut model = Model::new();
+        for i in 0..500u32 {
+            let mut k = prefix.clone();
+            k.extend_from_slice(format!("{i:04}").as_bytes());
+            model.insert(k, vec![b'v'; 3]);
+        }
+        let block = build(&model, 1000);
+        let mut it = iter(&block);
+        it.seek_to_last();
+        assert!(
+            it.back.tails.len() <= block.size(),
+            "{} bytes",
+            it.back.tails.len()
+        );
+        assert_eq!(it.back.entries.len(), 499);
+        check_walks(&model, 1000);
+        // From the middle: a lone step back decodes only the current interval,
+        // later steps longer runs.
+        let small = build(&model, 16);
+        let mut it = iter(&small);
+        it.seek(&[prefix.as_slice(), b"0250"].concat());
+        it.prev();
+        assert_eq!(&it.key()[2000..], b"0249");
+        assert_eq!(it.back.entries.len(), 249 % 16);
+        for _ in 0..249 % 16 + 1 {
+            it.prev();
+        }
+        assert_eq!(&it.key()[2000..], b"0239");
+        assert_eq!(it.back.entries.len(), 239);
+        // The last intervals of a block with many.
+        it.seek_to_last();
+        assert_eq!(it.back.entries.len(), 16 * 16 - 1 - (16 - 500 % 16));
     }
 
     #[test]

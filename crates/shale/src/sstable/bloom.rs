@@ -13,6 +13,10 @@ use crate::util::hash::hash;
 /// The seed LevelDB's bloom filter hashes keys with.
 const BLOOM_SEED: u32 = 0xbc9f_1d34;
 
+/// Bits per key beyond this buy nothing (the probe count is capped at 30) and
+/// would only make filters huge; larger settings are lowered to it.
+const MAX_BITS_PER_KEY: usize = 1000;
+
 /// Filters encoded with more probes than this are reserved for other encodings
 /// and are treated as matching every key.
 const MAX_PROBES: usize = 30;
@@ -41,8 +45,9 @@ pub struct BloomFilterPolicy {
 
 impl BloomFilterPolicy {
     /// A policy spending about `bits_per_key` bits per key; 10 gives a false
-    /// positive rate near 1%.
+    /// positive rate near 1%. Values above 1000 are treated as 1000.
     pub fn new(bits_per_key: usize) -> BloomFilterPolicy {
+        let bits_per_key = bits_per_key.min(MAX_BITS_PER_KEY);
         // 0.69 is ln(2) rounded down, as LevelDB computes it (in doubles,
         // truncated), so that filters are bit-identical.
         let k = ((bits_per_key as f64 * 0.69) as usize).clamp(1, MAX_PROBES);
@@ -166,6 +171,7 @@ mod tests {
         assert_eq!(BloomFilterPolicy::new(10).k, 6);
         assert_eq!(BloomFilterPolicy::new(20).k, 13);
         assert_eq!(BloomFilterPolicy::new(100).k, 30);
+        assert_eq!(BloomFilterPolicy::new(usize::MAX).bits_per_key, 1000);
     }
 
     #[test]

@@ -159,12 +159,12 @@ impl Table {
         ikey: &[u8],
         f: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<Option<R>> {
-        LOOKUP_KEY.with(|buf| {
-            let mut key = buf.take();
-            let result = self.get_with(&mut key, verify_checksums, fill_cache, ikey, f);
-            buf.set(key);
-            result
-        })
+        // Borrow the thread's buffer (a fresh one if the thread is exiting, or
+        // if `f` itself calls `get`).
+        let mut key = LOOKUP_KEY.try_with(Cell::take).unwrap_or_default();
+        let result = self.get_with(&mut key, verify_checksums, fill_cache, ikey, f);
+        let _ = LOOKUP_KEY.try_with(|buf| buf.set(key));
+        result
     }
 
     fn get_with<R>(
