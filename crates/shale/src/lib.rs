@@ -22,8 +22,10 @@ pub mod filter_policy;
 pub mod iterator;
 pub mod keys;
 pub mod log;
+pub mod memtable;
 pub mod options;
 pub mod snapshot;
+pub mod sstable;
 #[cfg(test)]
 pub(crate) mod testutil;
 pub mod util;
@@ -37,3 +39,4 @@ pub use error::{Error, Result};
 pub use filter_policy::FilterPolicy;
 pub use options::{CompressionType, Options, ReadOptions, WriteOptions};
 pub use snapshot::Snapshot;
+pub use sstable::bloom::BloomFilterPolicy;

@@ -1,0 +1,355 @@
+//! The physical layout of a table file, as LevelDB 1.23 writes it.
+//!
+//! ```text
+//! [data block 1] ... [data block N] [filter block] [metaindex block] [index block] [footer]
+//! ```
+//!
+//! Every block is followed by a 5-byte trailer: the compression type (1 byte)
+//! and the masked CRC32C of the block contents plus that type byte (fixed32).
+//! A [`BlockHandle`] (varint64 offset, varint64 size) locates a block; its size
+//! excludes the trailer. The [`Footer`] is the last 48 bytes of the file: the
+//! metaindex and index handles, zero padding up to 40 bytes, and the magic
+//! number as a fixed64.
+//!
+//! Invariant of this module: bytes read from a file are never trusted. A handle
+//! is checked against the file size before any buffer is allocated, and a
+//! snappy block's claimed uncompressed length is checked against the largest
+//! length its compressed size can produce.
+
+use crate::env::RandomAccessFile;
+use crate::error::{Error, Result};
+use crate::options::CompressionType;
+use crate::util::coding::{decode_fixed32, get_varint64, put_fixed32, put_varint64};
+use crate::util::crc;
+
+use super::block::Block;
+
+/// The number at the end of every table file.
+pub const TABLE_MAGIC_NUMBER: u64 = 0xdb47_7524_8b80_fb57;
+
+/// Bytes after each block: compression type and masked CRC32C.
+pub const BLOCK_TRAILER_SIZE: usize = 5;
+
+/// The largest encoding of a [`BlockHandle`] (two 10-byte varints).
+pub const MAX_ENCODED_HANDLE_LENGTH: usize = 20;
+
+/// The size of the [`Footer`]: two padded handles and the magic number.
+pub const FOOTER_ENCODED_LENGTH: usize = 2 * MAX_ENCODED_HANDLE_LENGTH + 8;
+
+/// Snappy's densest element (a 3-byte copy of up to 64 bytes) expands by at most
+/// this factor, so no valid snappy block decompresses to more than this many
+/// times its compressed size.
+const SNAPPY_MAX_EXPANSION: u64 = 22;
+
+/// Where a block lives in a file: its offset and its size without the trailer.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BlockHandle {
+    /// Byte offset of the block in the file.
+    pub offset: u64,
+    /// Size of the block contents, excluding the 5-byte trailer.
+    pub size: u64,
+}
+
+impl BlockHandle {
+    /// A handle for the block at `offset` of `size` bytes.
+    pub fn new(offset: u64, size: u64) -> BlockHandle {
+        BlockHandle { offset, size }
+    }
+
+    /// Appends the varint encoding of the handle to `dst`.
+    #[inline]
+    pub fn encode_to(&self, dst: &mut Vec<u8>) {
+        put_varint64(dst, self.offset);
+        put_varint64(dst, self.size);
+    }
+
+    /// Decodes a handle from the front of `src`, advancing it.
+    #[inline]
+    pub fn decode_from(src: &mut &[u8]) -> Result<BlockHandle> {
+        let mut cursor = *src;
+        match (get_varint64(&mut cursor), get_varint64(&mut cursor)) {
+            (Some(offset), Some(size)) => {
+                *src = cursor;
+                Ok(BlockHandle { offset, size })
+            }
+            _ => Err(Error::bad_data("bad block handle")),
+        }
+    }
+
+    /// The offset just past the block's trailer, or `None` on overflow.
+    #[inline]
+    pub fn end_with_trailer(&self) -> Option<u64> {
+        self.offset
+            .checked_add(self.size)?
+            .checked_add(BLOCK_TRAILER_SIZE as u64)
+    }
+}
+
+/// The fixed-size tail of every table file.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Footer {
+    /// The block mapping meta block names (such as `filter.<name>`) to handles.
+    pub metaindex_handle: BlockHandle,
+    /// The block mapping separator keys to data block handles.
+    pub index_handle: BlockHandle,
+}
+
+impl Footer {
+    /// Appends the 48-byte encoding to `dst`.
+    pub fn encode_to(&self, dst: &mut Vec<u8>) {
+        let start = dst.len();
+        self.metaindex_handle.encode_to(dst);
+        self.index_handle.encode_to(dst);
+        dst.resize(start + 2 * MAX_ENCODED_HANDLE_LENGTH, 0);
+        put_fixed32(dst, (TABLE_MAGIC_NUMBER & 0xffff_ffff) as u32);
+        put_fixed32(dst, (TABLE_MAGIC_NUMBER >> 32) as u32);
+    }
+
+    /// Decodes a footer from exactly [`FOOTER_ENCODED_LENGTH`] bytes.
+    pub fn decode(src: &[u8]) -> Result<Footer> {
+        if src.len() != FOOTER_ENCODED_LENGTH {
+            return Err(Error::bad_data("footer has the wrong length"));
+        }
+        let magic_at = FOOTER_ENCODED_LENGTH - 8;
+        let lo = decode_fixed32(&src[magic_at..]).unwrap_or(0) as u64;
+        let hi = decode_fixed32(&src[magic_at + 4..]).unwrap_or(0) as u64;
+        if (hi << 32) | lo != TABLE_MAGIC_NUMBER {
+            return Err(Error::bad_data("not an sstable (bad magic number)"));
+        }
+        let mut handles = &src[..magic_at];
+        let metaindex_handle = BlockHandle::decode_from(&mut handles)?;
+        let index_handle = BlockHandle::decode_from(&mut handles)?;
+        Ok(Footer {
+            metaindex_handle,
+            index_handle,
+        })
+    }
+}
+
+/// Appends the trailer for `contents` stored with compression `ctype`.
+#[inline]
+pub fn block_trailer(contents: &[u8], ctype: CompressionType) -> [u8; BLOCK_TRAILER_SIZE] {
+    let t = ctype as u8;
+    let c = crc::mask(crc::extend(crc::value(contents), &[t]));
+    let c = c.to_le_bytes();
+    [t, c[0], c[1], c[2], c[3]]
+}
+
+/// Reads the contents of the block at `handle` from a file of `file_size`
+/// bytes: checks the trailer's CRC when `verify_checksums` is set and
+/// decompresses if needed. The result is the block as the builder produced it.
+///
+/// Errors are [`Error::Corruption`] without a file name; callers add it with
+/// [`Error::in_file`].
+pub fn read_block_contents(
+    file: &dyn RandomAccessFile,
+    file_size: u64,
+    handle: &BlockHandle,
+    verify_checksums: bool,
+) -> Result<Vec<u8>> {
+    let fits = handle
+        .end_with_trailer()
+        .is_some_and(|end| end <= file_size);
+    let n = match usize::try_from(handle.size) {
+        Ok(n) if fits => n,
+        _ => {
+            return Err(Error::corruption(
+                "",
+                Some(handle.offset),
+                format!(
+                    "block handle (offset {}, size {}) points past the end of the file ({} bytes)",
+                    handle.offset, handle.size, file_size
+                ),
+            ))
+        }
+    };
+    // One allocation: the contents and the trailer, read together.
+    let mut buf = vec![0u8; n + BLOCK_TRAILER_SIZE];
+    let got = file.read_at(handle.offset, &mut buf)?;
+    if got != buf.len() {
+        return Err(Error::bad_data("truncated block read"));
+    }
+    let ctype = buf[n];
+    if verify_checksums {
+        let stored = decode_fixed32(&buf[n + 1..]).unwrap_or(0);
+        let actual = crc::extend(crc::value(&buf[..n]), &[ctype]);
+        if crc::unmask(stored) != actual {
+            return Err(Error::bad_data("block checksum mismatch"));
+        }
+    }
+    match CompressionType::from_u8(ctype) {
+        Some(CompressionType::None) => {
+            buf.truncate(n);
+            Ok(buf)
+        }
+        Some(CompressionType::Snappy) => {
+            let compressed = &buf[..n];
+            let len = snap::raw::decompress_len(compressed)
+                .map_err(|_| Error::bad_data("corrupted snappy compressed block length"))?;
+            let limit = (n as u64)
+                .saturating_mul(SNAPPY_MAX_EXPANSION)
+                .min(u32::MAX as u64);
+            if len as u64 > limit {
+                return Err(Error::bad_data(format!(
+                    "snappy block of {n} bytes claims an impossible uncompressed length {len}"
+                )));
+            }
+            let mut out = vec![0u8; len];
+            match snap::raw::Decoder::new().decompress(compressed, &mut out) {
+                Ok(written) if written == len => Ok(out),
+                _ => Err(Error::bad_data(
+                    "corrupted snappy compressed block contents",
+                )),
+            }
+        }
+        None => Err(Error::bad_data(format!("bad block type {ctype}"))),
+    }
+}
+
+/// Reads and parses the block at `handle`; see [`read_block_contents`].
+pub fn read_block(
+    file: &dyn RandomAccessFile,
+    file_size: u64,
+    handle: &BlockHandle,
+    verify_checksums: bool,
+) -> Result<Block> {
+    Block::new(read_block_contents(
+        file,
+        file_size,
+        handle,
+        verify_checksums,
+    )?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Bytes(Vec<u8>);
+    impl RandomAccessFile for Bytes {
+        fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+            let start = (offset as usize).min(self.0.len());
+            let n = buf.len().min(self.0.len() - start);
+            buf[..n].copy_from_slice(&self.0[start..start + n]);
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn handle_round_trip_and_truncation() {
+        for (o, s) in [(0u64, 0u64), (1, 2), (1 << 40, 300), (u64::MAX, u64::MAX)] {
+            let mut buf = Vec::new();
+            BlockHandle::new(o, s).encode_to(&mut buf);
+            assert!(buf.len() <= MAX_ENCODED_HANDLE_LENGTH);
+            let mut src = &buf[..];
+            assert_eq!(
+                BlockHandle::decode_from(&mut src).unwrap(),
+                BlockHandle::new(o, s)
+            );
+            assert!(src.is_empty());
+            for cut in 0..buf.len() {
+                let mut short = &buf[..cut];
+                assert!(BlockHandle::decode_from(&mut short)
+                    .unwrap_err()
+                    .is_corruption());
+                assert_eq!(short.len(), cut, "cursor not advanced on failure");
+            }
+        }
+    }
+
+    #[test]
+    fn footer_layout() {
+        let f = Footer {
+            metaindex_handle: BlockHandle::new(100, 20),
+            index_handle: BlockHandle::new(125, 300),
+        };
+        let mut buf = Vec::new();
+        f.encode_to(&mut buf);
+        assert_eq!(buf.len(), FOOTER_ENCODED_LENGTH);
+        assert_eq!(&buf[..6], &[100, 20, 125, 0xac, 0x02, 0]);
+        assert!(buf[6..40].iter().all(|&b| b == 0));
+        assert_eq!(
+            &buf[40..],
+            &[0x57, 0xfb, 0x80, 0x8b, 0x24, 0x75, 0x47, 0xdb]
+        );
+        assert_eq!(Footer::decode(&buf).unwrap(), f);
+        let mut bad = buf.clone();
+        bad[47] ^= 1;
+        assert!(Footer::decode(&bad).unwrap_err().is_corruption());
+        assert!(Footer::decode(&buf[1..]).unwrap_err().is_corruption());
+    }
+
+    fn stored(contents: &[u8], t: CompressionType) -> Vec<u8> {
+        let mut f = contents.to_vec();
+        f.extend_from_slice(&block_trailer(contents, t));
+        f
+    }
+
+    #[test]
+    fn reads_plain_and_snappy_blocks() {
+        let plain: Vec<u8> = (0..200u8).collect();
+        let f = Bytes(stored(&plain, CompressionType::None));
+        let h = BlockHandle::new(0, plain.len() as u64);
+        assert_eq!(
+            read_block_contents(&f, f.0.len() as u64, &h, true).unwrap(),
+            plain
+        );
+
+        let original = b"abcabcabcabcabcabcabcabcabcabcabcabcabcabc".repeat(10);
+        let compressed = snap::raw::Encoder::new().compress_vec(&original).unwrap();
+        let f = Bytes(stored(&compressed, CompressionType::Snappy));
+        let h = BlockHandle::new(0, compressed.len() as u64);
+        assert_eq!(
+            read_block_contents(&f, f.0.len() as u64, &h, true).unwrap(),
+            original
+        );
+    }
+
+    #[test]
+    fn rejects_bad_blocks() {
+        let plain = b"some block contents".to_vec();
+        let mut bytes = stored(&plain, CompressionType::None);
+        let size = bytes.len() as u64;
+        let h = BlockHandle::new(0, plain.len() as u64);
+        // Handles past the end, or absurdly large, are refused before reading.
+        for bad in [
+            BlockHandle::new(1, plain.len() as u64),
+            BlockHandle::new(0, u64::MAX),
+            BlockHandle::new(u64::MAX, 1),
+        ] {
+            let e = read_block_contents(&Bytes(bytes.clone()), size, &bad, true).unwrap_err();
+            assert!(e.is_corruption(), "{e}");
+        }
+        // A file shorter than it claims.
+        let e = read_block_contents(&Bytes(bytes[..10].to_vec()), size, &h, false).unwrap_err();
+        assert!(e.to_string().contains("truncated"), "{e}");
+        // A flipped content byte fails the checksum only when it is checked.
+        bytes[3] ^= 0x10;
+        let e = read_block_contents(&Bytes(bytes.clone()), size, &h, true).unwrap_err();
+        assert!(e.to_string().contains("checksum"), "{e}");
+        assert!(read_block_contents(&Bytes(bytes.clone()), size, &h, false).is_ok());
+        // Unknown compression type.
+        let mut typed = stored(&plain, CompressionType::None);
+        typed[plain.len()] = 9;
+        let e = read_block_contents(&Bytes(typed), size, &h, false).unwrap_err();
+        assert!(e.to_string().contains("bad block type"), "{e}");
+    }
+
+    #[test]
+    fn rejects_impossible_snappy_lengths() {
+        // A 3-byte "snappy block" claiming 2^31 bytes of output.
+        let mut block = Vec::new();
+        put_varint64(&mut block, 1 << 31);
+        let f = Bytes(stored(&block, CompressionType::Snappy));
+        let h = BlockHandle::new(0, block.len() as u64);
+        let e = read_block_contents(&f, f.0.len() as u64, &h, true).unwrap_err();
+        assert!(e.to_string().contains("impossible"), "{e}");
+        // A garbage body is refused without a panic.
+        let garbage = [10u8, 0xff, 0xff, 0xff, 0xff];
+        let f = Bytes(stored(&garbage, CompressionType::Snappy));
+        let h = BlockHandle::new(0, garbage.len() as u64);
+        assert!(read_block_contents(&f, f.0.len() as u64, &h, true)
+            .unwrap_err()
+            .is_corruption());
+    }
+}

@@ -1,0 +1,111 @@
+//! Table files (SSTables): immutable, sorted maps from keys to values, in
+//! LevelDB 1.23's format byte for byte.
+//!
+//! A table is a run of data blocks, a filter block, a metaindex block, an
+//! index block and a footer (see [`format`]). [`TableBuilder`] writes one from
+//! keys in increasing order; [`Table`] opens one, keeping its index and filter
+//! in memory, and reads data blocks through the optional block
+//! [`Cache`](crate::cache::Cache).
+//!
+//! Tables made by the database hold internal keys (user key + 8-byte
+//! trailer). Their filters are built over user keys: the table layer strips
+//! the trailer before adding a key to the filter and before probing it, as
+//! LevelDB's internal filter policy does.
+
+pub mod block;
+pub mod block_builder;
+pub mod bloom;
+pub mod filter_block;
+pub mod format;
+pub mod table;
+pub mod table_builder;
+pub mod two_level_iter;
+
+#[cfg(test)]
+mod tests;
+
+use std::sync::Arc;
+
+use crate::cache::Cache;
+use crate::comparator::Comparator;
+use crate::filter_policy::FilterPolicy;
+use crate::options::{CompressionType, Options};
+
+pub use table::{Table, TableIterator};
+pub use table_builder::TableBuilder;
+
+/// How a table is written and read.
+#[derive(Clone)]
+pub struct TableOptions {
+    /// Orders the table's keys: the internal key comparator for database tables.
+    pub comparator: Arc<dyn Comparator>,
+    /// Builds and probes per-table filters over user keys. `None`: no filter.
+    pub filter_policy: Option<Arc<dyn FilterPolicy>>,
+    /// Approximate uncompressed size of a data block, in bytes.
+    pub block_size: usize,
+    /// Keys between restart points in data blocks.
+    pub block_restart_interval: usize,
+    /// How data, metaindex and index blocks are compressed.
+    pub compression: CompressionType,
+    /// Where uncompressed data blocks are cached. `None`: no caching.
+    pub block_cache: Option<Arc<Cache>>,
+    /// Verify every block's checksum, whatever the read asks for.
+    pub paranoid_checks: bool,
+}
+
+impl TableOptions {
+    /// LevelDB's defaults (4 KiB blocks, restart interval 16, snappy), no
+    /// filter and no cache, with keys ordered by `comparator`.
+    pub fn new(comparator: Arc<dyn Comparator>) -> TableOptions {
+        TableOptions {
+            comparator,
+            filter_policy: None,
+            block_size: 4 << 10,
+            block_restart_interval: 16,
+            compression: CompressionType::Snappy,
+            block_cache: None,
+            paranoid_checks: false,
+        }
+    }
+
+    /// The table settings of database `options`, with keys ordered by
+    /// `comparator` (the database's internal key comparator).
+    pub fn from_options(options: &Options, comparator: Arc<dyn Comparator>) -> TableOptions {
+        TableOptions {
+            comparator,
+            filter_policy: options.filter_policy.clone(),
+            block_size: options.block_size,
+            block_restart_interval: options.block_restart_interval,
+            compression: options.compression,
+            block_cache: options.block_cache.clone(),
+            paranoid_checks: options.paranoid_checks,
+        }
+    }
+}
+
+impl std::fmt::Debug for TableOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TableOptions")
+            .field("comparator", &self.comparator.name())
+            .field(
+                "filter_policy",
+                &self.filter_policy.as_ref().map(|p| p.name().to_string()),
+            )
+            .field("block_size", &self.block_size)
+            .field("block_restart_interval", &self.block_restart_interval)
+            .field("compression", &self.compression)
+            .field(
+                "block_cache",
+                &self.block_cache.as_ref().map(|c| c.capacity()),
+            )
+            .field("paranoid_checks", &self.paranoid_checks)
+            .finish()
+    }
+}
+
+/// The metaindex key under which a filter made by `policy` is stored.
+pub(crate) fn filter_meta_key(policy: &dyn FilterPolicy) -> Vec<u8> {
+    let mut key = b"filter.".to_vec();
+    key.extend_from_slice(policy.name().as_bytes());
+    key
+}

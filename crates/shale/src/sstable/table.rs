@@ -1,0 +1,298 @@
+//! An open table file: its footer, index block and filter held in memory, its
+//! data blocks read on demand through the block cache.
+//!
+//! Opening checks the checksums of the index, metaindex and filter blocks
+//! whatever the options say (they are read once, and a damaged filter could
+//! otherwise hide keys). A metaindex or filter block that cannot be read makes
+//! the table readable without a filter, as in LevelDB, unless
+//! `paranoid_checks` is set. Every corruption is reported as
+//! [`Error::Corruption`] naming the file and the offset of the bad block.
+
+use std::cell::Cell;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::comparator::BytewiseComparator;
+use crate::env::RandomAccessFile;
+use crate::error::{Error, Result};
+use crate::keys::extract_user_key;
+
+use super::block::{Block, BlockIter};
+use super::filter_block::FilterBlockReader;
+use super::format::{read_block, read_block_contents, BlockHandle, Footer, FOOTER_ENCODED_LENGTH};
+use super::two_level_iter::{BlockLoader, TwoLevelIterator};
+use super::{filter_meta_key, TableOptions};
+
+thread_local! {
+    /// A key buffer for point lookups, so `get` does not allocate.
+    static LOOKUP_KEY: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+/// An open, immutable table.
+pub struct Table {
+    opts: TableOptions,
+    file: Arc<dyn RandomAccessFile>,
+    path: PathBuf,
+    size: u64,
+    /// This table's id in the block cache (0 without a cache).
+    cache_id: u64,
+    index: Arc<Block>,
+    index_handle: BlockHandle,
+    metaindex_handle: BlockHandle,
+    filter: Option<FilterBlockReader>,
+}
+
+impl Table {
+    /// Opens the table in `file` (of `size` bytes, named `path` in errors).
+    pub fn open(
+        opts: TableOptions,
+        file: Arc<dyn RandomAccessFile>,
+        path: PathBuf,
+        size: u64,
+    ) -> Result<Arc<Table>> {
+        let footer_len = FOOTER_ENCODED_LENGTH as u64;
+        if size < footer_len {
+            return Err(Error::corruption(
+                &path,
+                None,
+                format!("file is too short ({size} bytes) to be an sstable"),
+            ));
+        }
+        let footer_at = size - footer_len;
+        let mut footer = [0u8; FOOTER_ENCODED_LENGTH];
+        if file.read_at(footer_at, &mut footer)? != footer.len() {
+            return Err(Error::corruption(
+                &path,
+                Some(footer_at),
+                "truncated footer read",
+            ));
+        }
+        let footer = Footer::decode(&footer).map_err(|e| e.in_file(&path, Some(footer_at)))?;
+        let index = read_block(&*file, size, &footer.index_handle, true)
+            .map_err(|e| e.in_file(&path, Some(footer.index_handle.offset)))?;
+        let filter = match read_filter(&opts, &*file, &path, size, &footer.metaindex_handle) {
+            Ok(filter) => filter,
+            Err(e) if opts.paranoid_checks => return Err(e),
+            Err(_) => None,
+        };
+        let cache_id = opts.block_cache.as_ref().map_or(0, |c| c.new_id());
+        Ok(Arc::new(Table {
+            opts,
+            file,
+            path,
+            size,
+            cache_id,
+            index: Arc::new(index),
+            index_handle: footer.index_handle,
+            metaindex_handle: footer.metaindex_handle,
+            filter,
+        }))
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The file's size in bytes.
+    pub fn file_size(&self) -> u64 {
+        self.size
+    }
+
+    /// True when the table has a filter made by the options' filter policy.
+    pub fn has_filter(&self) -> bool {
+        self.filter.is_some()
+    }
+
+    /// Bytes of the index and filter held in memory.
+    pub fn memory_usage(&self) -> usize {
+        self.index.size() + self.filter.as_ref().map_or(0, |f| f.size())
+    }
+
+    /// The data block at `handle`, from the cache or the file.
+    fn block(
+        &self,
+        handle: &BlockHandle,
+        verify_checksums: bool,
+        fill_cache: bool,
+    ) -> Result<Arc<Block>> {
+        let cache = self.opts.block_cache.as_ref();
+        if let Some(block) = cache.and_then(|c| c.get(self.cache_id, handle.offset)) {
+            return Ok(block);
+        }
+        let verify = verify_checksums || self.opts.paranoid_checks;
+        let block = read_block(&*self.file, self.size, handle, verify)
+            .map_err(|e| e.in_file(&self.path, Some(handle.offset)))?;
+        let block = Arc::new(block);
+        if let (Some(c), true) = (cache, fill_cache) {
+            c.insert(self.cache_id, handle.offset, block.clone());
+        }
+        Ok(block)
+    }
+
+    /// An iterator over the table's entries. It holds the table open.
+    pub fn iter(self: &Arc<Self>, verify_checksums: bool, fill_cache: bool) -> TableIterator {
+        TwoLevelIterator::new(
+            self.index.iter(self.opts.comparator.clone()),
+            TableBlocks {
+                table: self.clone(),
+                verify_checksums,
+                fill_cache,
+                block_offset: 0,
+            },
+        )
+    }
+
+    /// Point lookup: finds the first entry with key >= `ikey` and calls `f`
+    /// with its key and value.
+    ///
+    /// Like LevelDB, the lookup reads only the one data block whose index
+    /// range covers `ikey`, and skips even that when the filter shows that
+    /// the block holds no key with `ikey`'s user key. So: if the table holds
+    /// an entry with `ikey`'s user key at or after `ikey`, `f` sees the first
+    /// such entry; otherwise the result is `None` or some later entry with
+    /// another user key (callers compare user keys).
+    pub fn get<R>(
+        &self,
+        verify_checksums: bool,
+        fill_cache: bool,
+        ikey: &[u8],
+        f: impl FnOnce(&[u8], &[u8]) -> R,
+    ) -> Result<Option<R>> {
+        // Borrow the thread's buffer (a fresh one if the thread is exiting, or
+        // if `f` itself calls `get`).
+        let mut key = LOOKUP_KEY.try_with(Cell::take).unwrap_or_default();
+        let result = self.get_with(&mut key, verify_checksums, fill_cache, ikey, f);
+        let _ = LOOKUP_KEY.try_with(|buf| buf.set(key));
+        result
+    }
+
+    fn get_with<R>(
+        &self,
+        key: &mut Vec<u8>,
+        verify_checksums: bool,
+        fill_cache: bool,
+        ikey: &[u8],
+        f: impl FnOnce(&[u8], &[u8]) -> R,
+    ) -> Result<Option<R>> {
+        let cmp = &*self.opts.comparator;
+        let index_value = self
+            .index
+            .seek_entry(cmp, ikey, key)
+            .map_err(|e| e.in_file(&self.path, Some(self.index_handle.offset)))?;
+        let Some(mut index_value) = index_value else {
+            return Ok(None);
+        };
+        let handle = BlockHandle::decode_from(&mut index_value)
+            .map_err(|e| e.in_file(&self.path, Some(self.index_handle.offset)))?;
+        if let Some(filter) = &self.filter {
+            if !filter.key_may_match(handle.offset, extract_user_key(ikey)) {
+                return Ok(None);
+            }
+        }
+        let block = self.block(&handle, verify_checksums, fill_cache)?;
+        let value = block
+            .seek_entry(cmp, ikey, key)
+            .map_err(|e| e.in_file(&self.path, Some(handle.offset)))?;
+        Ok(value.map(|v| f(key, v)))
+    }
+
+    /// The approximate file offset where the data for `ikey` begins (or would,
+    /// if present): the offset of the data block covering it, or the end of the
+    /// data blocks for keys after the last one.
+    pub fn approximate_offset_of(&self, ikey: &[u8]) -> u64 {
+        let mut key = Vec::new();
+        match self
+            .index
+            .seek_entry(&*self.opts.comparator, ikey, &mut key)
+        {
+            Ok(Some(mut value)) => match BlockHandle::decode_from(&mut value) {
+                Ok(handle) => handle.offset,
+                // A bad index entry: the metaindex offset is near the end of the data.
+                Err(_) => self.metaindex_handle.offset,
+            },
+            // Past the last key (or a bad index): near the end of the file.
+            _ => self.metaindex_handle.offset,
+        }
+    }
+}
+
+impl std::fmt::Debug for Table {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Table")
+            .field("path", &self.path)
+            .field("size", &self.size)
+            .field("index_size", &self.index.size())
+            .field("has_filter", &self.filter.is_some())
+            .finish()
+    }
+}
+
+/// Reads the filter named in the metaindex, if the options have a policy and
+/// the table a filter made by a policy of the same name.
+fn read_filter(
+    opts: &TableOptions,
+    file: &dyn RandomAccessFile,
+    path: &Path,
+    size: u64,
+    metaindex_handle: &BlockHandle,
+) -> Result<Option<FilterBlockReader>> {
+    let Some(policy) = &opts.filter_policy else {
+        return Ok(None);
+    };
+    let meta = read_block(file, size, metaindex_handle, true)
+        .map_err(|e| e.in_file(path, Some(metaindex_handle.offset)))?;
+    let wanted = filter_meta_key(&**policy);
+    let mut key = Vec::new();
+    let value = meta
+        .seek_entry(&BytewiseComparator, &wanted, &mut key)
+        .map_err(|e| e.in_file(path, Some(metaindex_handle.offset)))?;
+    let Some(mut value) = value.filter(|_| key == wanted) else {
+        return Ok(None);
+    };
+    let handle = BlockHandle::decode_from(&mut value)
+        .map_err(|e| e.in_file(path, Some(metaindex_handle.offset)))?;
+    let contents = read_block_contents(file, size, &handle, true)
+        .map_err(|e| e.in_file(path, Some(handle.offset)))?;
+    Ok(Some(FilterBlockReader::new(policy.clone(), contents)))
+}
+
+/// Loads a table's data blocks for its iterator.
+pub struct TableBlocks {
+    table: Arc<Table>,
+    verify_checksums: bool,
+    fill_cache: bool,
+    /// Offset of the last block loaded, for error reports.
+    block_offset: u64,
+}
+
+impl BlockLoader for TableBlocks {
+    type Iter = BlockIter;
+
+    fn load(&mut self, index_value: &[u8], reuse: Option<BlockIter>) -> Result<BlockIter> {
+        let table = &self.table;
+        let handle = BlockHandle::decode_from(&mut &index_value[..])
+            .map_err(|e| e.in_file(&table.path, Some(table.index_handle.offset)))?;
+        self.block_offset = handle.offset;
+        let block = table.block(&handle, self.verify_checksums, self.fill_cache)?;
+        Ok(match reuse {
+            Some(mut it) => {
+                it.reset(block);
+                it
+            }
+            None => BlockIter::new(block, table.opts.comparator.clone()),
+        })
+    }
+
+    fn annotate(&self, err: Error, from_index: bool) -> Error {
+        let at = if from_index {
+            self.table.index_handle.offset
+        } else {
+            self.block_offset
+        };
+        err.in_file(&self.table.path, Some(at))
+    }
+}
+
+/// An iterator over a table's entries: the index block over its data blocks.
+pub type TableIterator = TwoLevelIterator<BlockIter, TableBlocks>;
