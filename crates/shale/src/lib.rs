@@ -13,8 +13,8 @@
 
 pub mod batch;
 pub mod cache;
-pub mod comparator;
 pub mod compaction;
+pub mod comparator;
 pub mod db;
 pub mod env;
 pub mod error;

@@ -64,11 +64,6 @@ impl Snapshot {
     pub fn sequence(&self) -> SequenceNumber {
         self.sequence
     }
-
-    /// True if this snapshot belongs to the database that owns `list`.
-    pub(crate) fn belongs_to(&self, list: &Arc<SnapshotList>) -> bool {
-        Arc::ptr_eq(&self.list, list)
-    }
 }
 
 impl Drop for Snapshot {

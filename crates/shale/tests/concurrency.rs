@@ -9,7 +9,11 @@ use shale::{Db, Options, ReadOptions, WriteBatch, WriteOptions};
 #[test]
 fn concurrent_writers_and_readers() {
     let dir = tempfile::tempdir().unwrap();
-    let opts = Options { create_if_missing: true, write_buffer_size: 256 << 10, ..Default::default() };
+    let opts = Options {
+        create_if_missing: true,
+        write_buffer_size: 256 << 10,
+        ..Default::default()
+    };
     let db = Arc::new(Db::open(dir.path(), opts.clone()).unwrap());
     const WRITERS: usize = 4;
     const PER_WRITER: usize = 5000;
@@ -25,7 +29,10 @@ fn concurrent_writers_and_readers() {
                 let mut checks = 0;
                 while !stop.load(Ordering::Acquire) {
                     let snap = db.snapshot();
-                    let at = ReadOptions { snapshot: Some(&snap), ..Default::default() };
+                    let at = ReadOptions {
+                        snapshot: Some(&snap),
+                        ..Default::default()
+                    };
                     for w in 0..WRITERS {
                         let a = db.get_with(&at, format!("pair{w}-a").as_bytes()).unwrap();
                         let b = db.get_with(&at, format!("pair{w}-b").as_bytes()).unwrap();
@@ -54,7 +61,8 @@ fn concurrent_writers_and_readers() {
             let db = db.clone();
             std::thread::spawn(move || {
                 for i in 0..PER_WRITER {
-                    db.put(format!("w{w}-{i:06}").as_bytes(), format!("{i}").as_bytes()).unwrap();
+                    db.put(format!("w{w}-{i:06}").as_bytes(), format!("{i}").as_bytes())
+                        .unwrap();
                     if i % 50 == 0 {
                         let mut b = WriteBatch::new();
                         b.put(format!("pair{w}-a").as_bytes(), format!("{i}").as_bytes());
@@ -74,12 +82,19 @@ fn concurrent_writers_and_readers() {
     }
     for w in 0..WRITERS {
         for i in 0..PER_WRITER {
-            assert_eq!(db.get(format!("w{w}-{i:06}").as_bytes()).unwrap(), Some(format!("{i}").into_bytes()));
+            assert_eq!(
+                db.get(format!("w{w}-{i:06}").as_bytes()).unwrap(),
+                Some(format!("{i}").into_bytes())
+            );
         }
     }
     drop(db);
     let db = Db::open(dir.path(), opts).unwrap();
     for w in 0..WRITERS {
-        assert_eq!(db.get(format!("w{w}-{:06}", PER_WRITER - 1).as_bytes()).unwrap(), Some(format!("{}", PER_WRITER - 1).into_bytes()));
+        assert_eq!(
+            db.get(format!("w{w}-{:06}", PER_WRITER - 1).as_bytes())
+                .unwrap(),
+            Some(format!("{}", PER_WRITER - 1).into_bytes())
+        );
     }
 }

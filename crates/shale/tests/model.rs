@@ -18,12 +18,21 @@ fn key(rng: &mut StdRng) -> Vec<u8> {
 }
 
 fn value(rng: &mut StdRng) -> Vec<u8> {
-    let len = if rng.gen_bool(0.05) { rng.gen_range(1000..20_000) } else { rng.gen_range(0..120) };
-    (0..len).map(|i| b'a' + ((i * 7 + len) % 26) as u8).collect()
+    let len = if rng.gen_bool(0.05) {
+        rng.gen_range(1000..20_000)
+    } else {
+        rng.gen_range(0..120)
+    };
+    (0..len)
+        .map(|i| b'a' + ((i * 7 + len) % 26) as u8)
+        .collect()
 }
 
 fn check_walk(db: &Db, model: &Model, snap: Option<&Snapshot>, rng: &mut StdRng) {
-    let opts = ReadOptions { snapshot: snap, ..Default::default() };
+    let opts = ReadOptions {
+        snapshot: snap,
+        ..Default::default()
+    };
     let mut it = db.iter(&opts);
     // A random walk: seek somewhere, then move in random directions.
     let start = key(rng);
@@ -33,7 +42,11 @@ fn check_walk(db: &Db, model: &Model, snap: Option<&Snapshot>, rng: &mut StdRng)
         match &pos {
             None => assert!(!it.valid(), "iterator valid past the model's end"),
             Some(k) => {
-                assert!(it.valid(), "iterator ended early, expected {:?}", String::from_utf8_lossy(k));
+                assert!(
+                    it.valid(),
+                    "iterator ended early, expected {:?}",
+                    String::from_utf8_lossy(k)
+                );
                 assert_eq!(it.key(), k.as_slice());
                 assert_eq!(it.value(), model[k].as_slice());
             }
@@ -44,10 +57,16 @@ fn check_walk(db: &Db, model: &Model, snap: Option<&Snapshot>, rng: &mut StdRng)
         let k = pos.clone().unwrap_or_default();
         if rng.gen_bool(0.5) {
             it.next();
-            pos = model.range::<Vec<u8>, _>((std::ops::Bound::Excluded(k), std::ops::Bound::Unbounded)).next().map(|(k, _)| k.clone());
+            pos = model
+                .range::<Vec<u8>, _>((std::ops::Bound::Excluded(k), std::ops::Bound::Unbounded))
+                .next()
+                .map(|(k, _)| k.clone());
         } else {
             it.prev();
-            pos = model.range::<Vec<u8>, _>(..k).next_back().map(|(k, _)| k.clone());
+            pos = model
+                .range::<Vec<u8>, _>(..k)
+                .next_back()
+                .map(|(k, _)| k.clone());
         }
     }
     it.status().unwrap();
@@ -81,8 +100,16 @@ fn run(seed: u64, steps: usize) {
         write_buffer_size: 32 << 10,
         max_file_size: 64 << 10,
         block_size: 512,
-        filter_policy: if seed % 2 == 0 { Some(Arc::new(shale::BloomFilterPolicy::new(10))) } else { None },
-        compression: if seed % 3 == 0 { shale::CompressionType::None } else { shale::CompressionType::Snappy },
+        filter_policy: if seed % 2 == 0 {
+            Some(Arc::new(shale::BloomFilterPolicy::new(10)))
+        } else {
+            None
+        },
+        compression: if seed % 3 == 0 {
+            shale::CompressionType::None
+        } else {
+            shale::CompressionType::Snappy
+        },
         ..Default::default()
     };
     let mut db = Db::open("/model", opts.clone()).unwrap();
@@ -115,11 +142,22 @@ fn run(seed: u64, steps: usize) {
                         model.remove(&k);
                     }
                 }
-                db.write(&WriteOptions { sync: rng.gen_bool(0.1) }, &b).unwrap();
+                db.write(
+                    &WriteOptions {
+                        sync: rng.gen_bool(0.1),
+                    },
+                    &b,
+                )
+                .unwrap();
             }
             70..=79 => {
                 let k = key(&mut rng);
-                assert_eq!(db.get(&k).unwrap(), model.get(&k).cloned(), "get {:?} at step {step}", String::from_utf8_lossy(&k));
+                assert_eq!(
+                    db.get(&k).unwrap(),
+                    model.get(&k).cloned(),
+                    "get {:?} at step {step}",
+                    String::from_utf8_lossy(&k)
+                );
             }
             80..=86 => check_walk(&db, &model, None, &mut rng),
             87..=90 => {
@@ -132,8 +170,15 @@ fn run(seed: u64, steps: usize) {
             91..=93 => {
                 if let Some((s, m)) = snapshots.get(rng.gen_range(0..snapshots.len().max(1))) {
                     let k = key(&mut rng);
-                    let at = ReadOptions { snapshot: Some(s), ..Default::default() };
-                    assert_eq!(db.get_with(&at, &k).unwrap(), m.get(&k).cloned(), "snapshot get at step {step}");
+                    let at = ReadOptions {
+                        snapshot: Some(s),
+                        ..Default::default()
+                    };
+                    assert_eq!(
+                        db.get_with(&at, &k).unwrap(),
+                        m.get(&k).cloned(),
+                        "snapshot get at step {step}"
+                    );
                     check_walk(&db, m, Some(s), &mut rng);
                 }
             }

@@ -12,7 +12,9 @@ use std::sync::Arc;
 use crate::keys::InternalKeyComparator;
 use crate::options::Options;
 use crate::version::edit::VersionEdit;
-use crate::version::version::{max_grandparent_overlap_bytes, total_file_size, LevelFiles, Version};
+use crate::version::version::{
+    max_grandparent_overlap_bytes, total_file_size, LevelFiles, Version,
+};
 use crate::version::NUM_LEVELS;
 
 /// One compaction's inputs and bookkeeping.
@@ -62,14 +64,17 @@ impl Compaction {
     pub fn is_trivial_move(&self) -> bool {
         self.inputs[0].len() == 1
             && self.inputs[1].is_empty()
-            && total_file_size(&self.grandparents) <= max_grandparent_overlap_bytes(self.max_output_file_size)
+            && total_file_size(&self.grandparents)
+                <= max_grandparent_overlap_bytes(self.max_output_file_size)
     }
 
     /// Records the deletion of every input file in the edit.
     pub fn add_input_deletions(&mut self) {
         for (which, files) in self.inputs.iter().enumerate() {
             for f in files {
-                self.edit.deleted_files.insert(((self.level + which) as u32, f.number));
+                self.edit
+                    .deleted_files
+                    .insert(((self.level + which) as u32, f.number));
             }
         }
     }
@@ -98,7 +103,10 @@ impl Compaction {
     /// because it already overlaps too much of the grandparent level.
     pub fn should_stop_before(&mut self, ikey: &[u8]) -> bool {
         while self.grandparent_index < self.grandparents.len()
-            && self.icmp.compare(ikey, self.grandparents[self.grandparent_index].largest.encoded()) == Ordering::Greater
+            && self.icmp.compare(
+                ikey,
+                self.grandparents[self.grandparent_index].largest.encoded(),
+            ) == Ordering::Greater
         {
             if self.seen_key {
                 self.overlapped_bytes += self.grandparents[self.grandparent_index].file_size;

@@ -17,9 +17,11 @@ use crate::compaction::Compaction;
 use crate::db::builder::build_table;
 use crate::db::core::{DbInner, ManualCompaction, State};
 use crate::error::{Error, Result};
-use crate::keys::{parse_internal_key, InternalKey, ValueType, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK};
+use crate::keys::{
+    parse_internal_key, InternalKey, ValueType, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK,
+};
 use crate::memtable::MemTable;
-use crate::sstable::table::TableBuilder;
+use crate::sstable::TableBuilder;
 use crate::version::edit::{FileMetaData, VersionEdit};
 use crate::version::filename::{parse_file_name, table_file_name, FileType};
 use crate::version::version::Version;
@@ -76,13 +78,16 @@ impl DbInner {
         }
         let compaction = if let Some(m) = st.manual.as_mut().filter(|m| !m.done) {
             let (level, begin, end) = (m.level, m.begin.clone(), m.end.clone());
-            let c = st.versions.compact_range(level, begin.as_ref(), end.as_ref());
+            let c = st
+                .versions
+                .compact_range(level, begin.as_ref(), end.as_ref());
             if let Some(m) = st.manual.as_mut() {
                 match &c {
                     None => m.done = true,
                     Some(c) => {
                         // Continue after this compaction's range next time.
-                        let (_, largest) = crate::version::version::key_range(self_icmp(c), &c.inputs[0]);
+                        let (_, largest) =
+                            crate::version::version::key_range(self_icmp(c), &c.inputs[0]);
                         m.begin = Some(largest);
                     }
                 }
@@ -91,12 +96,16 @@ impl DbInner {
         } else {
             st.versions.pick_compaction()
         };
-        let Some(mut c) = compaction else { return Ok(()) };
+        let Some(mut c) = compaction else {
+            return Ok(());
+        };
 
         if c.is_trivial_move() {
             let f = c.inputs[0][0].clone();
             c.edit.deleted_files.insert((c.level as u32, f.number));
-            c.edit.new_files.push(((c.level + 1) as u32, f.as_ref().clone()));
+            c.edit
+                .new_files
+                .push(((c.level + 1) as u32, f.as_ref().clone()));
             st.versions.log_and_apply(&mut c.edit)?;
             self.install_super_version(st);
             self.info_log.log(&format!(
@@ -117,12 +126,16 @@ impl DbInner {
 
     /// Flushes the immutable memtable to a table and drops the logs it covered.
     fn compact_memtable(&self, st: &mut MutexGuard<'_, State>) -> Result<()> {
-        let Some(imm) = st.imm.clone() else { return Ok(()) };
+        let Some(imm) = st.imm.clone() else {
+            return Ok(());
+        };
         let base = st.versions.current();
         let mut edit = VersionEdit::default();
         self.write_level0_table(st, &imm, &mut edit, Some(&base))?;
         if self.shutting_down.load(AtomicOrdering::Acquire) {
-            return Err(Error::Background("shutting down during a memtable flush".into()));
+            return Err(Error::Background(
+                "shutting down during a memtable flush".into(),
+            ));
         }
         edit.prev_log_number = Some(0);
         edit.log_number = Some(st.logfile_number);
@@ -148,7 +161,14 @@ impl DbInner {
         st.pending_outputs.insert(number);
         let meta = MutexGuard::unlocked(st, || {
             let mut it = mem.iter();
-            build_table(&self.dir, &self.options, &self.table_options, &self.table_cache, &mut it, number)
+            build_table(
+                &self.dir,
+                &self.options,
+                &self.table_options,
+                &self.table_cache,
+                &mut it,
+                number,
+            )
         });
         st.pending_outputs.remove(&number);
         let meta = meta?;
@@ -161,7 +181,10 @@ impl DbInner {
                     self.options.max_file_size as u64,
                 );
             }
-            self.info_log.log(&format!("level-{level} table #{number}: {} bytes", meta.file_size));
+            self.info_log.log(&format!(
+                "level-{level} table #{number}: {} bytes",
+                meta.file_size
+            ));
             st.stats[level].micros += start.elapsed().as_micros() as u64;
             st.stats[level].bytes_written += meta.file_size;
             edit.new_files.push((level as u32, meta));
@@ -248,14 +271,19 @@ impl DbInner {
                 input.next();
             }
             if self.shutting_down.load(AtomicOrdering::Acquire) {
-                return Err(Error::Background("shutting down during a compaction".into()));
+                return Err(Error::Background(
+                    "shutting down during a compaction".into(),
+                ));
             }
             input.status()?;
             self.finish_output(&mut current, &mut outputs)
         });
         if let Some(out) = current.take() {
             out.builder.abandon();
-            let _ = self.options.fs.remove_file(&table_file_name(&self.dir, out.number));
+            let _ = self
+                .options
+                .fs
+                .remove_file(&table_file_name(&self.dir, out.number));
         }
         for o in &outputs {
             c.edit.new_files.push(((c.level + 1) as u32, o.clone()));
@@ -288,7 +316,10 @@ impl DbInner {
             st.pending_outputs.insert(n);
             n
         };
-        let file = self.options.fs.new_writable_file(&table_file_name(&self.dir, number))?;
+        let file = self
+            .options
+            .fs
+            .new_writable_file(&table_file_name(&self.dir, number))?;
         Ok(Output {
             number,
             builder: TableBuilder::new(self.table_options.clone(), file),
@@ -297,11 +328,20 @@ impl DbInner {
         })
     }
 
-    fn finish_output(&self, current: &mut Option<Output>, outputs: &mut Vec<FileMetaData>) -> Result<()> {
-        let Some(out) = current.take() else { return Ok(()) };
+    fn finish_output(
+        &self,
+        current: &mut Option<Output>,
+        outputs: &mut Vec<FileMetaData>,
+    ) -> Result<()> {
+        let Some(out) = current.take() else {
+            return Ok(());
+        };
         if out.builder.num_entries() == 0 {
             out.builder.abandon();
-            let _ = self.options.fs.remove_file(&table_file_name(&self.dir, out.number));
+            let _ = self
+                .options
+                .fs
+                .remove_file(&table_file_name(&self.dir, out.number));
             return Ok(());
         }
         let size = out.builder.finish()?;
@@ -331,11 +371,17 @@ impl DbInner {
             return;
         }
         let live = st.versions.live_files_all_versions();
-        let Ok(names) = self.options.fs.children(&self.dir) else { return };
+        let Ok(names) = self.options.fs.children(&self.dir) else {
+            return;
+        };
         for name in names {
-            let Some((number, t)) = parse_file_name(&name) else { continue };
+            let Some((number, t)) = parse_file_name(&name) else {
+                continue;
+            };
             let keep = match t {
-                FileType::Log => number >= st.versions.log_number || number == st.versions.prev_log_number,
+                FileType::Log => {
+                    number >= st.versions.log_number || number == st.versions.prev_log_number
+                }
                 FileType::Descriptor => number >= st.versions.manifest_file_number,
                 FileType::Table => live.contains(&number) || st.pending_outputs.contains(&number),
                 FileType::Temp => st.pending_outputs.contains(&number),
@@ -375,7 +421,8 @@ impl DbInner {
         // Go through the writer queue so that the switch is ordered with writes.
         let mut st = self.state.lock();
         while !st.writers.is_empty() {
-            self.work_done_cv.wait_for(&mut st, std::time::Duration::from_millis(1));
+            self.work_done_cv
+                .wait_for(&mut st, std::time::Duration::from_millis(1));
         }
         if !st.mem.is_empty() {
             self.make_room_for_write(&mut st, true)?;
@@ -393,7 +440,12 @@ impl DbInner {
         }
     }
 
-    fn run_manual_compaction(&self, level: usize, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+    fn run_manual_compaction(
+        &self,
+        level: usize,
+        begin: Option<&[u8]>,
+        end: Option<&[u8]>,
+    ) -> Result<()> {
         let mut st = self.state.lock();
         while st.manual.is_some() {
             self.work_done_cv.wait(&mut st);
@@ -406,9 +458,9 @@ impl DbInner {
         });
         self.bg_cv.notify_one();
         loop {
-            if let Some(e) = &st.bg_error {
+            if let Some(e) = st.bg_error.as_ref().map(Error::duplicate) {
                 st.manual = None;
-                return Err(e.duplicate());
+                return Err(e);
             }
             if st.manual.as_ref().is_none_or(|m| m.done) {
                 break;

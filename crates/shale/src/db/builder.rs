@@ -8,7 +8,7 @@ use crate::error::Result;
 use crate::iterator::InternalIterator;
 use crate::keys::InternalKey;
 use crate::options::Options;
-use crate::sstable::table::{TableBuilder, TableOptions};
+use crate::sstable::{TableBuilder, TableOptions};
 use crate::version::edit::FileMetaData;
 use crate::version::filename::table_file_name;
 
@@ -27,7 +27,12 @@ pub fn build_table(
     iter.seek_to_first();
     if !iter.valid() {
         iter.status()?;
-        return Ok(FileMetaData::new(number, 0, InternalKey::default(), InternalKey::default()));
+        return Ok(FileMetaData::new(
+            number,
+            0,
+            InternalKey::default(),
+            InternalKey::default(),
+        ));
     }
     let result = (|| -> Result<FileMetaData> {
         let file = options.fs.new_writable_file(&path)?;

@@ -25,16 +25,19 @@ use crate::db::table_cache::TableCache;
 use crate::db::write::Writer;
 use crate::env::FileLock;
 use crate::error::{Error, Result};
-use crate::keys::{InternalKey, InternalKeyComparator, LookupKey, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK, ValueType};
+use crate::keys::{
+    InternalKey, InternalKeyComparator, LookupKey, ValueType, MAX_SEQUENCE_NUMBER,
+    VALUE_TYPE_FOR_SEEK,
+};
 use crate::log;
 use crate::memtable::{MemGet, MemTable};
 use crate::options::{Options, ReadOptions, WriteOptions};
 use crate::snapshot::{Snapshot, SnapshotList};
-use crate::sstable::table::TableOptions;
+use crate::sstable::TableOptions;
 use crate::version::edit::VersionEdit;
 use crate::version::filename::{
-    current_file_name, descriptor_file_name, lock_file_name, log_file_name, parse_file_name, set_current_file,
-    FileType,
+    current_file_name, descriptor_file_name, lock_file_name, log_file_name, parse_file_name,
+    set_current_file, FileType,
 };
 use crate::version::set::VersionSet;
 use crate::version::version::{TableGet, Version};
@@ -133,16 +136,24 @@ impl Db {
             fs.create_dir_all(&dir)?;
         }
         let lock = fs.lock(&lock_file_name(&dir)).map_err(|e| match e {
-            Error::Io { path, source } if source.kind() == std::io::ErrorKind::NotFound => Error::InvalidArgument(
-                format!("{}: database does not exist (create_if_missing is false)", dir.display()),
-            ),
-            Error::Io { path, source } if source.kind() == std::io::ErrorKind::WouldBlock => Error::Io {
-                source: std::io::Error::new(
-                    source.kind(),
-                    format!("{source}: the database is already open (lock file {})", path.display()),
-                ),
-                path,
-            },
+            Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                Error::InvalidArgument(format!(
+                    "{}: database does not exist (create_if_missing is false)",
+                    dir.display()
+                ))
+            }
+            Error::Io { path, source } if source.kind() == std::io::ErrorKind::WouldBlock => {
+                Error::Io {
+                    source: std::io::Error::new(
+                        source.kind(),
+                        format!(
+                            "{source}: the database is already open (lock file {})",
+                            path.display()
+                        ),
+                    ),
+                    path,
+                }
+            }
             other => other,
         })?;
 
@@ -169,7 +180,10 @@ impl Db {
             }
             new_db(&options, &dir, &icmp)?;
         } else if options.error_if_exists {
-            return Err(Error::InvalidArgument(format!("{}: database exists (error_if_exists is true)", dir.display())));
+            return Err(Error::InvalidArgument(format!(
+                "{}: database exists (error_if_exists is true)",
+                dir.display()
+            )));
         }
 
         let mem = Arc::new(MemTable::new(icmp.clone()));
@@ -215,7 +229,10 @@ impl Db {
             .name("shale-bg".into())
             .spawn(move || bg.background_loop())
             .map_err(|e| Error::io(&inner.dir, e))?;
-        let db = Db { inner, bg_thread: Some(handle) };
+        let db = Db {
+            inner,
+            bg_thread: Some(handle),
+        };
         {
             let mut st = db.inner.state.lock();
             db.inner.delete_obsolete_files(&mut st);
@@ -298,7 +315,9 @@ impl Db {
 
     /// A snapshot of the current state, released when dropped.
     pub fn snapshot(&self) -> Snapshot {
-        self.inner.snapshots.acquire(self.inner.visible_sequence.load(Ordering::Acquire))
+        self.inner
+            .snapshots
+            .acquire(self.inner.visible_sequence.load(Ordering::Acquire))
     }
 
     /// Compacts the key range [begin, end] (`None` is unbounded) down through
@@ -315,8 +334,12 @@ impl Db {
             .map(|(start, limit)| {
                 let k1 = InternalKey::new(start, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK);
                 let k2 = InternalKey::new(limit, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK);
-                let a = sv.current.approximate_offset_of(&self.inner.table_cache, k1.encoded());
-                let b = sv.current.approximate_offset_of(&self.inner.table_cache, k2.encoded());
+                let a = sv
+                    .current
+                    .approximate_offset_of(&self.inner.table_cache, k1.encoded());
+                let b = sv
+                    .current
+                    .approximate_offset_of(&self.inner.table_cache, k2.encoded());
                 b.saturating_sub(a)
             })
             .collect()
@@ -456,15 +479,17 @@ impl DbInner {
         st.versions.start_new_manifest();
         st.versions.log_and_apply(&mut edit)?;
         fs.sync_dir(&self.dir)?;
-        self.visible_sequence.store(st.versions.last_sequence, Ordering::Release);
+        self.visible_sequence
+            .store(st.versions.last_sequence, Ordering::Release);
         self.install_super_version(&st);
-        self.info_log.log(&format!("recovered; {}", st.versions.level_summary()));
+        self.info_log
+            .log(&format!("recovered; {}", st.versions.level_summary()));
         Ok(())
     }
 
     fn replay_log(
         &self,
-        st: &mut State,
+        st: &mut parking_lot::MutexGuard<'_, State>,
         number: u64,
         edit: &mut VersionEdit,
         max_sequence: &mut u64,
@@ -486,7 +511,7 @@ impl DbInner {
         let mut scratch = Vec::new();
         loop {
             let record = match reader.read_record(&mut scratch) {
-                Ok(Some(r)) => r,
+                Ok(Some(r)) => r.to_vec(),
                 Ok(None) => break,
                 Err(e) => return Err(e),
             };
@@ -499,7 +524,7 @@ impl DbInner {
                 self.info_log.log(&e.to_string());
                 continue;
             }
-            let batch = match WriteBatch::from_contents(record.to_vec()) {
+            let batch = match WriteBatch::from_contents(record) {
                 Ok(b) => b,
                 Err(e) => {
                     let e = e.in_file(&path, Some(offset));
@@ -524,12 +549,14 @@ impl DbInner {
                 *max_sequence = last;
             }
             if mem.approximate_memory_usage() > self.options.write_buffer_size {
-                let full = std::mem::replace(&mut st.mem, Arc::new(MemTable::new(self.icmp.clone())));
+                let full =
+                    std::mem::replace(&mut st.mem, Arc::new(MemTable::new(self.icmp.clone())));
                 self.write_level0_table(st, &full, edit, None)?;
             }
         }
         if let Some(e) = first_error.lock().take() {
-            self.info_log.log(&format!("{}: dropped bytes: {e}", path.display()));
+            self.info_log
+                .log(&format!("{}: dropped bytes: {e}", path.display()));
             if paranoid {
                 return Err(e);
             }
@@ -565,7 +592,12 @@ impl DbInner {
                 MemGet::NotFound => {}
             }
         }
-        let (found, charge) = sv.current.get(&self.table_cache, opts.verify_checksums, opts.fill_cache, &lk)?;
+        let (found, charge) = sv.current.get(
+            &self.table_cache,
+            opts.verify_checksums,
+            opts.fill_cache,
+            &lk,
+        )?;
         if let Some(charge) = charge {
             if sv.current.update_stats(charge) {
                 let st = self.state.lock();
@@ -589,7 +621,12 @@ impl DbInner {
         if let Some(imm) = &sv.imm {
             children.push(Box::new(imm.iter()));
         }
-        sv.current.add_iterators(&self.table_cache, opts.verify_checksums, opts.fill_cache, &mut children);
+        sv.current.add_iterators(
+            &self.table_cache,
+            opts.verify_checksums,
+            opts.fill_cache,
+            &mut children,
+        );
         let merged = crate::db::merging_iter::MergingIterator::new(self.icmp.clone(), children);
         DbIter::new(self.icmp.clone(), Box::new(merged), seq, sv)
     }
@@ -631,7 +668,7 @@ impl DbInner {
                     total += imm.approximate_memory_usage();
                 }
                 if let Some(cache) = &self.options.block_cache {
-                    total += cache.total_charge();
+                    total += cache.usage();
                 }
                 Some(total.to_string())
             }

@@ -22,19 +22,25 @@ impl InfoLog {
         if fs.exists(&path) {
             let _ = fs.rename(&path, &old_info_log_file_name(dir));
         }
-        InfoLog { file: Mutex::new(fs.new_writable_file(&path).ok()) }
+        InfoLog {
+            file: Mutex::new(fs.new_writable_file(&path).ok()),
+        }
     }
 
     /// A log that discards everything.
     pub fn disabled() -> InfoLog {
-        InfoLog { file: Mutex::new(None) }
+        InfoLog {
+            file: Mutex::new(None),
+        }
     }
 
     /// Appends a time-stamped line.
     pub fn log(&self, msg: &str) {
         let mut f = self.file.lock();
         if let Some(file) = f.as_mut() {
-            let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+            let now = SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .unwrap_or_default();
             let line = format!("{}.{:06} {}\n", now.as_secs(), now.subsec_micros(), msg);
             let _ = file.append(line.as_bytes());
             let _ = file.flush();

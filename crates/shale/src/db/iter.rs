@@ -27,7 +27,10 @@ impl DbIter {
         sequence: SequenceNumber,
         pinned: Arc<SuperVersion>,
     ) -> DbIter {
-        DbIter { inner: DbIterator::new(&icmp, merged, sequence, None), _pinned: pinned }
+        DbIter {
+            inner: DbIterator::new(&icmp, merged, sequence, None),
+            _pinned: pinned,
+        }
     }
 
     /// True when positioned on an entry.

@@ -17,14 +17,16 @@ use crate::db::builder::build_table;
 use crate::db::core::insert_into;
 use crate::db::table_cache::TableCache;
 use crate::error::{Error, Result};
+use crate::iterator::InternalIterator;
 use crate::keys::{parse_internal_key, InternalKey, InternalKeyComparator};
 use crate::log;
 use crate::memtable::MemTable;
 use crate::options::Options;
-use crate::sstable::table::{TableBuilder, TableOptions};
+use crate::sstable::{TableBuilder, TableOptions};
 use crate::version::edit::{FileMetaData, VersionEdit};
 use crate::version::filename::{
-    descriptor_file_name, lock_file_name, log_file_name, parse_file_name, set_current_file, table_file_name, FileType,
+    descriptor_file_name, lock_file_name, log_file_name, parse_file_name, set_current_file,
+    table_file_name, FileType,
 };
 
 /// Rebuilds the MANIFEST of the database in `path` from its tables and logs.
@@ -51,7 +53,12 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<()> {
         block_size: options.block_size,
         block_restart_interval: options.block_restart_interval.max(1),
         compression: options.compression,
-        block_cache: Some(options.block_cache.clone().unwrap_or_else(|| Cache::new(8 << 20))),
+        block_cache: Some(
+            options
+                .block_cache
+                .clone()
+                .unwrap_or_else(|| Cache::new(8 << 20)),
+        ),
         paranoid_checks: false,
     };
     let table_cache = Arc::new(TableCache::new(dir, options, table_options.clone()));
@@ -72,7 +79,10 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<()> {
         }
     }
     if logs.is_empty() && tables.is_empty() && manifests.is_empty() {
-        return Err(Error::NotFound(format!("{}: no database files to repair", dir.display())));
+        return Err(Error::NotFound(format!(
+            "{}: no database files to repair",
+            dir.display()
+        )));
     }
     logs.sort_unstable();
     let lost = dir.join("lost");
@@ -100,7 +110,14 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<()> {
         let table_number = next_number;
         next_number += 1;
         let mut it = mem.iter();
-        let meta = build_table(dir, options, &table_options, &table_cache, &mut it, table_number)?;
+        let meta = build_table(
+            dir,
+            options,
+            &table_options,
+            &table_cache,
+            &mut it,
+            table_number,
+        )?;
         if meta.file_size > 0 {
             tables.push(table_number);
         }
@@ -113,15 +130,18 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<()> {
         let path = table_file_name(dir, number);
         let size = match fs.file_size(&path) {
             Ok(s) => s,
-            Err(_) => match fs.file_size(&crate::version::filename::sst_table_file_name(dir, number)) {
-                Ok(s) => s,
-                Err(_) => continue,
-            },
+            Err(_) => {
+                match fs.file_size(&crate::version::filename::sst_table_file_name(dir, number)) {
+                    Ok(s) => s,
+                    Err(_) => continue,
+                }
+            }
         };
         match scan_table(&table_cache, number, size) {
             Ok(Some((smallest, largest, seq))) => {
                 max_sequence = max_sequence.max(seq);
-                edit.new_files.push((0, FileMetaData::new(number, size, smallest, largest)));
+                edit.new_files
+                    .push((0, FileMetaData::new(number, size, smallest, largest)));
             }
             Ok(None) => {
                 // Empty table: nothing to keep.
@@ -132,7 +152,15 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<()> {
                 // Copy what can be read into a new table.
                 let new_number = next_number;
                 next_number += 1;
-                if let Some(meta) = salvage_table(dir, options, &table_options, &table_cache, number, size, new_number)? {
+                if let Some(meta) = salvage_table(
+                    dir,
+                    options,
+                    &table_options,
+                    &table_cache,
+                    number,
+                    size,
+                    new_number,
+                )? {
                     max_sequence = max_sequence.max(meta.1);
                     edit.new_files.push((0, meta.0));
                 }
@@ -163,15 +191,19 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<()> {
 }
 
 /// The key range and largest sequence of a table read whole, `None` if empty.
-fn scan_table(tc: &TableCache, number: u64, size: u64) -> Result<Option<(InternalKey, InternalKey, u64)>> {
+fn scan_table(
+    tc: &TableCache,
+    number: u64,
+    size: u64,
+) -> Result<Option<(InternalKey, InternalKey, u64)>> {
     let table = tc.table(number, size)?;
     let mut it = table.iter(true, false);
     it.seek_to_first();
     let mut smallest = None;
     let mut largest = Vec::new();
     let mut max_seq = 0;
-    while crate::iterator::InternalIterator::valid(&it) {
-        let key = crate::iterator::InternalIterator::key(&it);
+    while it.valid() {
+        let key = it.key();
         let p = parse_internal_key(key).ok_or_else(|| Error::bad_data("bad internal key"))?;
         max_seq = max_seq.max(p.sequence);
         if smallest.is_none() {
@@ -179,10 +211,16 @@ fn scan_table(tc: &TableCache, number: u64, size: u64) -> Result<Option<(Interna
         }
         largest.clear();
         largest.extend_from_slice(key);
-        crate::iterator::InternalIterator::next(&mut it);
+        it.next();
     }
-    crate::iterator::InternalIterator::status(&it)?;
-    Ok(smallest.map(|s| (InternalKey::from_encoded(s), InternalKey::from_encoded(largest), max_seq)))
+    it.status()?;
+    Ok(smallest.map(|s| {
+        (
+            InternalKey::from_encoded(s),
+            InternalKey::from_encoded(largest),
+            max_seq,
+        )
+    }))
 }
 
 /// Copies the readable entries of a damaged table to table `new_number`.
@@ -195,15 +233,22 @@ fn salvage_table(
     size: u64,
     new_number: u64,
 ) -> Result<Option<(FileMetaData, u64)>> {
-    let Ok(table) = tc.table(number, size) else { return Ok(None) };
+    let Ok(table) = tc.table(number, size) else {
+        return Ok(None);
+    };
     let mut it = table.iter(true, false);
-    let mut builder = TableBuilder::new(table_options.clone(), options.fs.new_writable_file(&table_file_name(dir, new_number))?);
+    let mut builder = TableBuilder::new(
+        table_options.clone(),
+        options
+            .fs
+            .new_writable_file(&table_file_name(dir, new_number))?,
+    );
     let mut smallest = None;
     let mut largest = Vec::new();
     let mut max_seq = 0;
-    crate::iterator::InternalIterator::seek_to_first(&mut it);
-    while crate::iterator::InternalIterator::valid(&it) {
-        let key = crate::iterator::InternalIterator::key(&it);
+    it.seek_to_first();
+    while it.valid() {
+        let key = it.key();
         if let Some(p) = parse_internal_key(key) {
             max_seq = max_seq.max(p.sequence);
             if smallest.is_none() {
@@ -211,9 +256,9 @@ fn salvage_table(
             }
             largest.clear();
             largest.extend_from_slice(key);
-            builder.add(key, crate::iterator::InternalIterator::value(&it))?;
+            builder.add(key, it.value())?;
         }
-        crate::iterator::InternalIterator::next(&mut it);
+        it.next();
     }
     match smallest {
         None => {
@@ -224,7 +269,12 @@ fn salvage_table(
         Some(s) => {
             let new_size = builder.finish()?;
             Ok(Some((
-                FileMetaData::new(new_number, new_size, InternalKey::from_encoded(s), InternalKey::from_encoded(largest)),
+                FileMetaData::new(
+                    new_number,
+                    new_size,
+                    InternalKey::from_encoded(s),
+                    InternalKey::from_encoded(largest),
+                ),
                 max_seq,
             )))
         }

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::error::Result;
 use crate::iterator::InternalIterator;
 use crate::options::Options;
-use crate::sstable::table::{Table, TableOptions};
+use crate::sstable::{Table, TableOptions};
 use crate::version::filename::{sst_table_file_name, table_file_name};
 
 /// Files reserved for logs, the MANIFEST and other non-table uses.
@@ -27,7 +27,10 @@ pub struct TableCache {
 impl TableCache {
     /// A cache for the tables of the database in `dir`.
     pub fn new(dir: &Path, options: &Options, table_options: TableOptions) -> TableCache {
-        let entries = options.max_open_files.saturating_sub(NON_TABLE_FILES).max(1);
+        let entries = options
+            .max_open_files
+            .saturating_sub(NON_TABLE_FILES)
+            .max(1);
         TableCache {
             dir: dir.to_path_buf(),
             options: options.clone(),

@@ -37,7 +37,12 @@ pub(crate) struct Writer {
 impl DbInner {
     /// Writes `batch` (an empty batch only waits for earlier writes and room).
     pub(crate) fn write_batch(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
-        let w = Arc::new(Writer { batch: Mutex::new(Some(batch)), sync: opts.sync, done: Mutex::new(None), cv: Condvar::new() });
+        let w = Arc::new(Writer {
+            batch: Mutex::new(Some(batch)),
+            sync: opts.sync,
+            done: Mutex::new(None),
+            cv: Condvar::new(),
+        });
         let mut st = self.state.lock();
         st.writers.push_back(w.clone());
         loop {
@@ -75,7 +80,9 @@ impl DbInner {
         }
 
         for _ in 0..group_len {
-            let Some(member) = st.writers.pop_front() else { break };
+            let Some(member) = st.writers.pop_front() else {
+                break;
+            };
             if !Arc::ptr_eq(&member, &w) {
                 *member.done.lock() = Some(match &result {
                     Ok(()) => Ok(()),
@@ -93,7 +100,9 @@ impl DbInner {
     fn write_group(&self, group: &WriteBatch, sync: bool, mem: &Arc<MemTable>) -> Result<()> {
         {
             let mut log = self.log.lock();
-            let log = log.as_mut().ok_or_else(|| Error::Background("no log file".into()))?;
+            let log = log
+                .as_mut()
+                .ok_or_else(|| Error::Background("no log file".into()))?;
             log.add_record(group.contents())?;
             if sync {
                 log.sync()?;
@@ -105,7 +114,11 @@ impl DbInner {
     /// Makes sure the memtable has room for a write, switching to a new one
     /// (and a new log) when it is full; slows or stops writes when level 0 has
     /// too many files. `force` switches even if there is room.
-    pub(crate) fn make_room_for_write(&self, st: &mut MutexGuard<'_, State>, mut force: bool) -> Result<()> {
+    pub(crate) fn make_room_for_write(
+        &self,
+        st: &mut MutexGuard<'_, State>,
+        mut force: bool,
+    ) -> Result<()> {
         let mut allow_delay = !force;
         loop {
             if let Some(e) = &st.bg_error {
@@ -116,18 +129,24 @@ impl DbInner {
                 // Spread the delay over many writes instead of stopping one for seconds.
                 MutexGuard::unlocked(st, || std::thread::sleep(Duration::from_millis(1)));
                 allow_delay = false;
-            } else if !force && st.mem.approximate_memory_usage() <= self.options.write_buffer_size {
+            } else if !force && st.mem.approximate_memory_usage() <= self.options.write_buffer_size
+            {
                 return Ok(());
             } else if st.imm.is_some() {
                 // The previous memtable is still being flushed.
                 self.work_done_cv.wait(st);
             } else if l0 >= L0_STOP_WRITES_TRIGGER {
-                self.info_log.log(&format!("too many level-0 files ({l0}); waiting"));
+                self.info_log
+                    .log(&format!("too many level-0 files ({l0}); waiting"));
                 self.bg_cv.notify_one();
                 self.work_done_cv.wait(st);
             } else {
                 let number = st.versions.new_file_number();
-                let file = match self.options.fs.new_writable_file(&log_file_name(&self.dir, number)) {
+                let file = match self
+                    .options
+                    .fs
+                    .new_writable_file(&log_file_name(&self.dir, number))
+                {
                     Ok(f) => f,
                     Err(e) => {
                         st.versions.reuse_file_number(number);
@@ -139,7 +158,8 @@ impl DbInner {
                     *log = Some(log::Writer::new(file));
                 }
                 st.logfile_number = number;
-                let full = std::mem::replace(&mut st.mem, Arc::new(MemTable::new(self.icmp.clone())));
+                let full =
+                    std::mem::replace(&mut st.mem, Arc::new(MemTable::new(self.icmp.clone())));
                 st.imm = Some(full);
                 self.has_imm.store(true, Ordering::Release);
                 self.install_super_version(st);
@@ -154,12 +174,18 @@ impl DbInner {
 /// and never a sync write into a non-sync leader's group).
 fn build_group(st: &State) -> (WriteBatch, usize, bool) {
     let mut iter = st.writers.iter();
-    let Some(leader) = iter.next() else { return (WriteBatch::new(), 0, false) };
+    let Some(leader) = iter.next() else {
+        return (WriteBatch::new(), 0, false);
+    };
     let mut group = leader.batch.lock().take().unwrap_or_default();
     let sync = leader.sync;
     let first_size = group.approximate_size();
     // Small leaders do not wait for big groups.
-    let max = if first_size <= 128 << 10 { first_size + (128 << 10) } else { MAX_GROUP_BYTES };
+    let max = if first_size <= 128 << 10 {
+        first_size + (128 << 10)
+    } else {
+        MAX_GROUP_BYTES
+    };
     let mut n = 1;
     let mut size = first_size;
     for w in iter {

@@ -62,7 +62,12 @@ pub struct VersionSet {
 
 impl VersionSet {
     /// A version set for the database in `dir`, empty until [`VersionSet::recover`].
-    pub fn new(dir: &Path, options: &Options, icmp: InternalKeyComparator, table_cache: Arc<TableCache>) -> Self {
+    pub fn new(
+        dir: &Path,
+        options: &Options,
+        icmp: InternalKeyComparator,
+        table_cache: Arc<TableCache>,
+    ) -> Self {
         VersionSet {
             dir: dir.to_path_buf(),
             options: options.clone(),
@@ -153,7 +158,10 @@ impl VersionSet {
         let mut record = Vec::new();
         edit.encode(&mut record);
         let result = (|| -> Result<()> {
-            let w = self.descriptor_log.as_mut().ok_or_else(|| Error::Background("no MANIFEST".into()))?;
+            let w = self
+                .descriptor_log
+                .as_mut()
+                .ok_or_else(|| Error::Background("no MANIFEST".into()))?;
             w.add_record(&record)?;
             w.sync()?;
             if new_manifest.is_some() {
@@ -186,14 +194,18 @@ impl VersionSet {
         let current = read_current_file(&*fs, &self.dir)?;
         let manifest_name = current.trim_end_matches('\n');
         let manifest_path = self.dir.join(manifest_name);
-        let file = fs.new_sequential_file(&manifest_path).map_err(|e| match e {
-            Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => Error::corruption(
-                &manifest_path,
-                None,
-                "CURRENT points to a non-existent MANIFEST",
-            ),
-            other => other,
-        })?;
+        let file = fs
+            .new_sequential_file(&manifest_path)
+            .map_err(|e| match e {
+                Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                    Error::corruption(
+                        &manifest_path,
+                        None,
+                        "CURRENT points to a non-existent MANIFEST",
+                    )
+                }
+                other => other,
+            })?;
 
         let mut builder = Builder::new(self.icmp.clone(), self.current.clone());
         let mut log_number = None;
@@ -204,10 +216,14 @@ impl VersionSet {
 
         let mut reader = log::Reader::new(file, manifest_path.clone(), None, true, 0);
         let mut scratch = Vec::new();
-        while let Some(record) = reader.read_record(&mut scratch)? {
+        loop {
+            let edit = match reader.read_record(&mut scratch)? {
+                None => break,
+                Some(record) => VersionEdit::decode(record),
+            };
             read_records += 1;
             let offset = reader.last_record_offset();
-            let edit = VersionEdit::decode(record).map_err(|e| e.in_file(&manifest_path, Some(offset)))?;
+            let edit = edit.map_err(|e| e.in_file(&manifest_path, Some(offset)))?;
             if let Some(name) = &edit.comparator {
                 if name != self.icmp.user_comparator().name() {
                     return Err(Error::InvalidArgument(format!(
@@ -224,7 +240,9 @@ impl VersionSet {
             next_file = edit.next_file_number.or(next_file);
             last_sequence = edit.last_sequence.or(last_sequence);
         }
-        let missing = |what: &str| Error::corruption(&manifest_path, None, format!("no {what} entry in MANIFEST"));
+        let missing = |what: &str| {
+            Error::corruption(&manifest_path, None, format!("no {what} entry in MANIFEST"))
+        };
         let next_file = next_file.ok_or_else(|| missing("meta-nextfile"))?;
         let log_number = log_number.ok_or_else(|| missing("log-number"))?;
         let last_sequence = last_sequence.ok_or_else(|| missing("last-sequence-number"))?;
@@ -259,7 +277,8 @@ impl VersionSet {
         edit.comparator = Some(self.icmp.user_comparator().name().to_string());
         for (level, ptr) in self.compact_pointer.iter().enumerate() {
             if !ptr.is_empty() {
-                edit.compact_pointers.push((level as u32, InternalKey::from_encoded(ptr.clone())));
+                edit.compact_pointers
+                    .push((level as u32, InternalKey::from_encoded(ptr.clone())));
             }
         }
         for (level, files) in self.current.files.iter().enumerate() {
@@ -290,7 +309,12 @@ impl VersionSet {
 
     /// Numbers of every table file referenced by the current version.
     pub fn live_files(&self) -> BTreeSet<u64> {
-        self.current.files.iter().flatten().map(|f| f.number).collect()
+        self.current
+            .files
+            .iter()
+            .flatten()
+            .map(|f| f.number)
+            .collect()
     }
 
     /// The number of files at `level` in the current version.
@@ -314,7 +338,11 @@ impl VersionSet {
             let ptr = &self.compact_pointer[level];
             let first = files
                 .iter()
-                .find(|f| ptr.is_empty() || self.icmp.compare(f.largest.encoded(), ptr) == std::cmp::Ordering::Greater)
+                .find(|f| {
+                    ptr.is_empty()
+                        || self.icmp.compare(f.largest.encoded(), ptr)
+                            == std::cmp::Ordering::Greater
+                })
                 .or_else(|| files.first())?;
             (level, vec![first.clone()])
         } else if let Some((f, level)) = seek_target {
@@ -337,7 +365,12 @@ impl VersionSet {
 
     /// A compaction of the files of `level` overlapping the user-key range
     /// [begin, end], or `None` if there are none.
-    pub fn compact_range(&mut self, level: usize, begin: Option<&InternalKey>, end: Option<&InternalKey>) -> Option<Compaction> {
+    pub fn compact_range(
+        &mut self,
+        level: usize,
+        begin: Option<&InternalKey>,
+        end: Option<&InternalKey>,
+    ) -> Option<Compaction> {
         let current = self.current.clone();
         let mut inputs = current.overlapping_inputs(level, begin, end);
         if inputs.is_empty() || level + 1 >= NUM_LEVELS {
@@ -370,12 +403,17 @@ impl VersionSet {
         c.inputs[1] = current.overlapping_inputs(level + 1, Some(&smallest), Some(&largest));
         add_boundary_inputs(&self.icmp, &current.files[level + 1], &mut c.inputs[1]);
 
-        let all: Vec<_> = c.inputs[0].iter().chain(c.inputs[1].iter()).cloned().collect();
+        let all: Vec<_> = c.inputs[0]
+            .iter()
+            .chain(c.inputs[1].iter())
+            .cloned()
+            .collect();
         let (mut all_start, mut all_limit) = key_range(&self.icmp, &all);
 
         // Grow the level inputs if that does not pull in more files of level + 1.
         if !c.inputs[1].is_empty() {
-            let mut expanded0 = current.overlapping_inputs(level, Some(&all_start), Some(&all_limit));
+            let mut expanded0 =
+                current.overlapping_inputs(level, Some(&all_start), Some(&all_limit));
             add_boundary_inputs(&self.icmp, &current.files[level], &mut expanded0);
             let inputs0_size = total_file_size(&c.inputs[0]);
             let inputs1_size = total_file_size(&c.inputs[1]);
@@ -383,20 +421,26 @@ impl VersionSet {
             let limit = 25 * self.options.max_file_size as u64;
             if expanded0.len() > c.inputs[0].len() && inputs1_size + expanded0_size < limit {
                 let (new_start, new_limit) = key_range(&self.icmp, &expanded0);
-                let mut expanded1 = current.overlapping_inputs(level + 1, Some(&new_start), Some(&new_limit));
+                let mut expanded1 =
+                    current.overlapping_inputs(level + 1, Some(&new_start), Some(&new_limit));
                 add_boundary_inputs(&self.icmp, &current.files[level + 1], &mut expanded1);
                 if expanded1.len() == c.inputs[1].len() {
                     let _ = inputs0_size;
                     c.inputs[0] = expanded0;
                     c.inputs[1] = expanded1;
-                    let all: Vec<_> = c.inputs[0].iter().chain(c.inputs[1].iter()).cloned().collect();
+                    let all: Vec<_> = c.inputs[0]
+                        .iter()
+                        .chain(c.inputs[1].iter())
+                        .cloned()
+                        .collect();
                     (all_start, all_limit) = key_range(&self.icmp, &all);
                 }
             }
         }
 
         if level + 2 < NUM_LEVELS {
-            c.grandparents = current.overlapping_inputs(level + 2, Some(&all_start), Some(&all_limit));
+            c.grandparents =
+                current.overlapping_inputs(level + 2, Some(&all_start), Some(&all_limit));
         }
 
         // The next compaction of this level starts after this one's range,
@@ -418,19 +462,32 @@ impl VersionSet {
                 for f in files {
                     match self.table_cache.iter(f.number, f.file_size, verify, false) {
                         Ok(it) => children.push(it),
-                        Err(e) => children.push(Box::new(crate::iterator::EmptyIterator::with_error(e))),
+                        Err(e) => {
+                            children.push(Box::new(crate::iterator::EmptyIterator::with_error(e)))
+                        }
                     }
                 }
             } else {
-                children.push(level_iterator(&self.icmp, &self.table_cache, files, verify, false));
+                children.push(level_iterator(
+                    &self.icmp,
+                    &self.table_cache,
+                    files,
+                    verify,
+                    false,
+                ));
             }
         }
-        Box::new(crate::db::merging_iter::MergingIterator::new(self.icmp.clone(), children))
+        Box::new(crate::db::merging_iter::MergingIterator::new(
+            self.icmp.clone(),
+            children,
+        ))
     }
 
     /// A one-line summary of the file counts per level.
     pub fn level_summary(&self) -> String {
-        let counts: Vec<String> = (0..NUM_LEVELS).map(|l| self.current.num_files(l).to_string()).collect();
+        let counts: Vec<String> = (0..NUM_LEVELS)
+            .map(|l| self.current.num_files(l).to_string())
+            .collect();
         format!("files[ {} ]", counts.join(" "))
     }
 }
@@ -438,7 +495,11 @@ impl VersionSet {
 /// Adds to `inputs` the files of `level_files` whose smallest user key equals
 /// the largest user key of `inputs`: otherwise an older entry for that user
 /// key could be left at the lower level while a newer one moves down.
-fn add_boundary_inputs(icmp: &InternalKeyComparator, level_files: &LevelFiles, inputs: &mut LevelFiles) {
+fn add_boundary_inputs(
+    icmp: &InternalKeyComparator,
+    level_files: &LevelFiles,
+    inputs: &mut LevelFiles,
+) {
     if inputs.is_empty() {
         return;
     }
@@ -449,7 +510,8 @@ fn add_boundary_inputs(icmp: &InternalKeyComparator, level_files: &LevelFiles, i
             .iter()
             .filter(|f| {
                 icmp.compare(f.smallest.encoded(), largest.encoded()) == std::cmp::Ordering::Greater
-                    && ucmp.compare(f.smallest.user_key(), largest.user_key()) == std::cmp::Ordering::Equal
+                    && ucmp.compare(f.smallest.user_key(), largest.user_key())
+                        == std::cmp::Ordering::Equal
             })
             .min_by(|a, b| icmp.compare(a.smallest.encoded(), b.smallest.encoded()));
         match boundary {
@@ -493,7 +555,12 @@ struct Builder {
 
 impl Builder {
     fn new(icmp: InternalKeyComparator, base: Arc<Version>) -> Builder {
-        Builder { icmp, base, deleted: Default::default(), added: Default::default() }
+        Builder {
+            icmp,
+            base,
+            deleted: Default::default(),
+            added: Default::default(),
+        }
     }
 
     fn apply(&mut self, edit: &VersionEdit, compact_pointer: &mut [Vec<u8>; NUM_LEVELS]) {
@@ -514,7 +581,12 @@ impl Builder {
             }
             self.deleted[level].remove(&f.number);
             self.added[level].retain(|g| g.number != f.number);
-            self.added[level].push(Arc::new(FileMetaData::new(f.number, f.file_size, f.smallest.clone(), f.largest.clone())));
+            self.added[level].push(Arc::new(FileMetaData::new(
+                f.number,
+                f.file_size,
+                f.smallest.clone(),
+                f.largest.clone(),
+            )));
         }
     }
 
@@ -531,7 +603,9 @@ impl Builder {
                 files.sort_by_key(|f| f.number);
             } else {
                 files.sort_by(|a, b| {
-                    self.icmp.compare(a.smallest.encoded(), b.smallest.encoded()).then(a.number.cmp(&b.number))
+                    self.icmp
+                        .compare(a.smallest.encoded(), b.smallest.encoded())
+                        .then(a.number.cmp(&b.number))
                 });
             }
             files.dedup_by_key(|f| f.number);

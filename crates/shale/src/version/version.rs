@@ -14,8 +14,8 @@ use crate::db::table_cache::TableCache;
 use crate::error::Result;
 use crate::iterator::InternalIterator;
 use crate::keys::{
-    parse_internal_key, InternalKey, InternalKeyComparator, LookupKey, ValueType, MAX_SEQUENCE_NUMBER,
-    VALUE_TYPE_FOR_SEEK,
+    parse_internal_key, InternalKey, InternalKeyComparator, LookupKey, ValueType,
+    MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK,
 };
 use crate::version::edit::FileMetaData;
 use crate::version::NUM_LEVELS;
@@ -116,14 +116,17 @@ impl Version {
             .collect();
         l0.sort_by(|a, b| b.number.cmp(&a.number));
 
-        let mut candidates: Vec<(&Arc<FileMetaData>, usize)> = l0.into_iter().map(|f| (f, 0)).collect();
+        let mut candidates: Vec<(&Arc<FileMetaData>, usize)> =
+            l0.into_iter().map(|f| (f, 0)).collect();
         for level in 1..NUM_LEVELS {
             let files = &self.files[level];
             if files.is_empty() {
                 continue;
             }
             let i = find_file(&self.icmp, files, ikey);
-            if i < files.len() && ucmp.compare(user_key, files[i].smallest.user_key()) != Ordering::Less {
+            if i < files.len()
+                && ucmp.compare(user_key, files[i].smallest.user_key()) != Ordering::Less
+            {
                 candidates.push((&files[i], level));
             }
         }
@@ -134,17 +137,25 @@ impl Version {
                 first_searched = Some((f.clone(), level));
             }
             let table = tc.table(f.number, f.file_size)?;
-            let found = table.get(verify_checksums, fill_cache, ikey, |k, v| match parse_internal_key(k) {
-                None => Err(crate::error::Error::bad_data(format!(
-                    "bad internal key in table {:06}",
-                    f.number
-                ))),
-                Some(p) if ucmp.compare(p.user_key, user_key) == Ordering::Equal => match p.value_type {
-                    ValueType::Value => Ok(Some(TableGet::Found(v.to_vec()))),
-                    ValueType::Deletion => Ok(Some(TableGet::Deleted)),
-                },
-                Some(_) => Ok(None),
-            })?;
+            let found =
+                table.get(
+                    verify_checksums,
+                    fill_cache,
+                    ikey,
+                    |k, v| match parse_internal_key(k) {
+                        None => Err(crate::error::Error::bad_data(format!(
+                            "bad internal key in table {:06}",
+                            f.number
+                        ))),
+                        Some(p) if ucmp.compare(p.user_key, user_key) == Ordering::Equal => {
+                            match p.value_type {
+                                ValueType::Value => Ok(Some(TableGet::Found(v.to_vec()))),
+                                ValueType::Deletion => Ok(Some(TableGet::Deleted)),
+                            }
+                        }
+                        Some(_) => Ok(None),
+                    },
+                )?;
             if let Some(r) = found {
                 if let Some(hit) = r? {
                     let charge = if searched >= 2 {
@@ -156,8 +167,11 @@ impl Version {
                 }
             }
         }
-        let charge =
-            if searched >= 2 { first_searched.map(|(file, level)| SeekCharge { file, level }) } else { None };
+        let charge = if searched >= 2 {
+            first_searched.map(|(file, level)| SeekCharge { file, level })
+        } else {
+            None
+        };
         Ok((TableGet::Absent, charge))
     }
 
@@ -175,14 +189,24 @@ impl Version {
 
     /// True if some file of `level` overlaps the user-key range [smallest, largest]
     /// (`None` is unbounded).
-    pub fn overlap_in_level(&self, level: usize, smallest: Option<&[u8]>, largest: Option<&[u8]>) -> bool {
+    pub fn overlap_in_level(
+        &self,
+        level: usize,
+        smallest: Option<&[u8]>,
+        largest: Option<&[u8]>,
+    ) -> bool {
         some_file_overlaps_range(&self.icmp, level > 0, &self.files[level], smallest, largest)
     }
 
     /// The level a flushed memtable spanning [smallest, largest] should go to:
     /// as deep as `MAX_MEM_COMPACT_LEVEL` while it overlaps nothing there and
     /// not too much of the level after.
-    pub fn pick_level_for_memtable_output(&self, smallest: &[u8], largest: &[u8], max_file_size: u64) -> usize {
+    pub fn pick_level_for_memtable_output(
+        &self,
+        smallest: &[u8],
+        largest: &[u8],
+        max_file_size: u64,
+    ) -> usize {
         let mut level = 0;
         if !self.overlap_in_level(0, Some(smallest), Some(largest)) {
             let start = InternalKey::new(smallest, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK);
@@ -221,20 +245,32 @@ impl Version {
             i += 1;
             let file_start = f.smallest.user_key();
             let file_limit = f.largest.user_key();
-            if user_begin.as_deref().is_some_and(|b| ucmp.compare(file_limit, b) == Ordering::Less) {
+            if user_begin
+                .as_deref()
+                .is_some_and(|b| ucmp.compare(file_limit, b) == Ordering::Less)
+            {
                 continue;
             }
-            if user_end.as_deref().is_some_and(|e| ucmp.compare(file_start, e) == Ordering::Greater) {
+            if user_end
+                .as_deref()
+                .is_some_and(|e| ucmp.compare(file_start, e) == Ordering::Greater)
+            {
                 continue;
             }
             inputs.push(f.clone());
             if level == 0 {
                 // Level-0 files may overlap each other: widen the range and restart.
-                if user_begin.as_deref().is_some_and(|b| ucmp.compare(file_start, b) == Ordering::Less) {
+                if user_begin
+                    .as_deref()
+                    .is_some_and(|b| ucmp.compare(file_start, b) == Ordering::Less)
+                {
                     user_begin = Some(file_start.to_vec());
                     inputs.clear();
                     i = 0;
-                } else if user_end.as_deref().is_some_and(|e| ucmp.compare(file_limit, e) == Ordering::Greater) {
+                } else if user_end
+                    .as_deref()
+                    .is_some_and(|e| ucmp.compare(file_limit, e) == Ordering::Greater)
+                {
                     user_end = Some(file_limit.to_vec());
                     inputs.clear();
                     i = 0;
@@ -270,7 +306,10 @@ impl Version {
         for (level, files) in self.files.iter().enumerate() {
             s.push_str(&format!("--- level {level} ---\n"));
             for f in files {
-                s.push_str(&format!(" {}:{}[{:?} .. {:?}]\n", f.number, f.file_size, f.smallest, f.largest));
+                s.push_str(&format!(
+                    " {}:{}[{:?} .. {:?}]\n",
+                    f.number, f.file_size, f.smallest, f.largest
+                ));
             }
         }
         s
@@ -295,7 +334,13 @@ impl Version {
         }
         for level in 1..NUM_LEVELS {
             if !self.files[level].is_empty() {
-                out.push(level_iterator(&self.icmp, tc, &self.files[level], verify_checksums, fill_cache));
+                out.push(level_iterator(
+                    &self.icmp,
+                    tc,
+                    &self.files[level],
+                    verify_checksums,
+                    fill_cache,
+                ));
             }
         }
     }
@@ -310,8 +355,15 @@ pub fn level_iterator(
     fill_cache: bool,
 ) -> Box<dyn InternalIterator> {
     let tc = tc.clone();
-    let open = Arc::new(move |f: &Arc<FileMetaData>| tc.iter(f.number, f.file_size, verify_checksums, fill_cache));
-    Box::new(crate::db::level_iter::LevelIterator::new(icmp.clone(), Arc::new(files.clone()), open))
+    let open: crate::db::level_iter::OpenFileFn<FileMetaData> =
+        Arc::new(move |f: &FileMetaData| {
+            tc.iter(f.number, f.file_size, verify_checksums, fill_cache)
+        });
+    Box::new(crate::db::level_iter::LevelIterator::new(
+        icmp.clone(),
+        Arc::new(files.clone()),
+        open,
+    ))
 }
 
 /// Sum of the sizes of `files`.
@@ -331,11 +383,14 @@ pub fn find_file(icmp: &InternalKeyComparator, files: &[Arc<FileMetaData>], ikey
 }
 
 fn after_file(icmp: &InternalKeyComparator, user_key: Option<&[u8]>, f: &FileMetaData) -> bool {
-    user_key.is_some_and(|k| icmp.user_comparator().compare(k, f.largest.user_key()) == Ordering::Greater)
+    user_key.is_some_and(|k| {
+        icmp.user_comparator().compare(k, f.largest.user_key()) == Ordering::Greater
+    })
 }
 
 fn before_file(icmp: &InternalKeyComparator, user_key: Option<&[u8]>, f: &FileMetaData) -> bool {
-    user_key.is_some_and(|k| icmp.user_comparator().compare(k, f.smallest.user_key()) == Ordering::Less)
+    user_key
+        .is_some_and(|k| icmp.user_comparator().compare(k, f.smallest.user_key()) == Ordering::Less)
 }
 
 /// True if some file in `files` overlaps the user-key range [smallest, largest].
@@ -347,7 +402,9 @@ pub fn some_file_overlaps_range(
     largest: Option<&[u8]>,
 ) -> bool {
     if !disjoint_sorted {
-        return files.iter().any(|f| !after_file(icmp, smallest, f) && !before_file(icmp, largest, f));
+        return files
+            .iter()
+            .any(|f| !after_file(icmp, smallest, f) && !before_file(icmp, largest, f));
     }
     let index = match smallest {
         Some(s) => {
@@ -363,18 +420,28 @@ pub fn some_file_overlaps_range(
 }
 
 /// The smallest and largest internal keys of a set of files.
-pub fn key_range(icmp: &InternalKeyComparator, files: &[Arc<FileMetaData>]) -> (InternalKey, InternalKey) {
+pub fn key_range(
+    icmp: &InternalKeyComparator,
+    files: &[Arc<FileMetaData>],
+) -> (InternalKey, InternalKey) {
     let mut smallest: Option<&InternalKey> = None;
     let mut largest: Option<&InternalKey> = None;
     for f in files {
-        if smallest.is_none_or(|s| icmp.compare(f.smallest.encoded(), s.encoded()) == Ordering::Less) {
+        if smallest
+            .is_none_or(|s| icmp.compare(f.smallest.encoded(), s.encoded()) == Ordering::Less)
+        {
             smallest = Some(&f.smallest);
         }
-        if largest.is_none_or(|l| icmp.compare(f.largest.encoded(), l.encoded()) == Ordering::Greater) {
+        if largest
+            .is_none_or(|l| icmp.compare(f.largest.encoded(), l.encoded()) == Ordering::Greater)
+        {
             largest = Some(&f.largest);
         }
     }
-    (smallest.cloned().unwrap_or_default(), largest.cloned().unwrap_or_default())
+    (
+        smallest.cloned().unwrap_or_default(),
+        largest.cloned().unwrap_or_default(),
+    )
 }
 
 impl crate::db::level_iter::LevelFile for FileMetaData {
