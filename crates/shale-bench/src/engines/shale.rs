@@ -1,0 +1,211 @@
+//! Shale, this project's engine, through its public database API. Built only
+//! with the `shale` cargo feature.
+//!
+//! Configured like LevelDB in db_bench: write buffer, table file size, block
+//! size, open files, compression, `reuse_logs` from the flags, an LRU block
+//! cache of `--cache_size` bytes (none given means Shale's own 8 MB cache)
+//! and a bloom filter of `--bloom_bits` bits per key (none by default).
+
+use std::sync::Arc;
+
+use super::util::{self, setting};
+use crate::engine::{
+    Batch, BatchOp, Engine, EngineConfig, EngineIter, EngineKind, Error, Result, Session,
+};
+
+fn err(e: shale::Error) -> Error {
+    Error::new(e.to_string())
+}
+
+/// An open Shale database.
+pub struct ShaleEngine {
+    db: shale::Db,
+    settings: Vec<(String, String)>,
+}
+
+impl ShaleEngine {
+    /// Opens (or creates) the database in `cfg.path`.
+    pub fn open(cfg: &EngineConfig) -> Result<ShaleEngine> {
+        let mut opts = shale::Options::default();
+        opts.create_if_missing = cfg.create;
+        opts.write_buffer_size = cfg.write_buffer_size as usize;
+        opts.max_open_files = cfg.open_files.max(0) as usize;
+        opts.block_size = cfg.block_size as usize;
+        opts.max_file_size = cfg.max_file_size as usize;
+        opts.compression = if cfg.compression {
+            shale::CompressionType::Snappy
+        } else {
+            shale::CompressionType::None
+        };
+        opts.reuse_logs = cfg.reuse_logs;
+        if let Some(bytes) = cfg.cache_size {
+            opts.block_cache = Some(shale::Cache::new(bytes as usize));
+        }
+        if let Some(bits) = cfg.bloom_bits {
+            let policy: Arc<dyn shale::FilterPolicy> =
+                Arc::new(shale::BloomFilterPolicy::new(bits as _));
+            opts.filter_policy = Some(policy);
+        }
+        let settings = vec![
+            setting("create_if_missing", cfg.create),
+            setting("write_buffer_size", util::bytes(cfg.write_buffer_size)),
+            setting("max_file_size", util::bytes(cfg.max_file_size)),
+            setting("block_size", cfg.block_size),
+            setting("block_restart_interval", opts.block_restart_interval),
+            setting("max_open_files", opts.max_open_files),
+            setting(
+                "compression",
+                if cfg.compression { "snappy" } else { "none" },
+            ),
+            setting("reuse_logs", cfg.reuse_logs),
+            setting(
+                "block_cache",
+                match cfg.cache_size {
+                    Some(n) => format!("LRU {}", util::bytes(n)),
+                    None => "Shale default (8 MB)".to_string(),
+                },
+            ),
+            setting(
+                "filter_policy",
+                match cfg.bloom_bits {
+                    Some(b) => format!("bloom, {b} bits per key"),
+                    None => "none".to_string(),
+                },
+            ),
+        ];
+        let db = shale::Db::open(&cfg.path, opts).map_err(err)?;
+        Ok(ShaleEngine { db, settings })
+    }
+}
+
+impl Engine for ShaleEngine {
+    fn kind(&self) -> EngineKind {
+        EngineKind::Shale
+    }
+
+    fn version(&self) -> String {
+        env!("CARGO_PKG_VERSION").to_string()
+    }
+
+    fn settings(&self) -> Vec<(String, String)> {
+        self.settings.clone()
+    }
+
+    fn session(&self) -> Result<Box<dyn Session + '_>> {
+        Ok(Box::new(ShaleSession {
+            db: &self.db,
+            batch: shale::WriteBatch::new(),
+        }))
+    }
+
+    fn compact(&self) -> Result<()> {
+        self.db.compact_range(None, None).map_err(err)
+    }
+
+    fn property(&self, name: &str) -> Option<String> {
+        self.db.property(name)
+    }
+}
+
+struct ShaleSession<'a> {
+    db: &'a shale::Db,
+    batch: shale::WriteBatch,
+}
+
+fn write_options(sync: bool) -> shale::WriteOptions {
+    shale::WriteOptions { sync }
+}
+
+impl Session for ShaleSession<'_> {
+    fn put(&mut self, key: &[u8], value: &[u8], sync: bool) -> Result<()> {
+        if sync {
+            self.db
+                .put_with(&write_options(true), key, value)
+                .map_err(err)
+        } else {
+            self.db.put(key, value).map_err(err)
+        }
+    }
+
+    fn get(&mut self, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
+        match self.db.get(key).map_err(err)? {
+            Some(v) => {
+                *value = v;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn delete(&mut self, key: &[u8], sync: bool) -> Result<()> {
+        if sync {
+            self.db.delete_with(&write_options(true), key).map_err(err)
+        } else {
+            self.db.delete(key).map_err(err)
+        }
+    }
+
+    fn write(&mut self, batch: &Batch, sync: bool) -> Result<()> {
+        self.batch.clear();
+        for op in batch.iter() {
+            match op {
+                BatchOp::Put(k, v) => self.batch.put(k, v).map_err(err)?,
+                BatchOp::Delete(k) => self.batch.delete(k).map_err(err)?,
+            }
+        }
+        self.db
+            .write(&write_options(sync), &self.batch)
+            .map_err(err)
+    }
+
+    fn iter(&mut self) -> Result<Box<dyn EngineIter + '_>> {
+        let it = self.db.iter(&shale::ReadOptions::default());
+        Ok(Box::new(ShaleIter { it }))
+    }
+}
+
+struct ShaleIter {
+    it: shale::DbIter,
+}
+
+impl EngineIter for ShaleIter {
+    fn seek_to_first(&mut self) {
+        self.it.seek_to_first();
+    }
+    fn seek_to_last(&mut self) {
+        self.it.seek_to_last();
+    }
+    fn seek(&mut self, key: &[u8]) {
+        self.it.seek(key);
+    }
+    fn next(&mut self) {
+        if self.it.valid() {
+            self.it.next();
+        }
+    }
+    fn prev(&mut self) {
+        if self.it.valid() {
+            self.it.prev();
+        }
+    }
+    fn valid(&self) -> bool {
+        self.it.valid()
+    }
+    fn key(&self) -> &[u8] {
+        if self.it.valid() {
+            self.it.key()
+        } else {
+            &[]
+        }
+    }
+    fn value(&self) -> &[u8] {
+        if self.it.valid() {
+            self.it.value()
+        } else {
+            &[]
+        }
+    }
+    fn status(&self) -> Result<()> {
+        self.it.status().map_err(err)
+    }
+}

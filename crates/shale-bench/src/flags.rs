@@ -1,0 +1,372 @@
+//! Command-line flags: LevelDB db_bench's flags with its defaults, plus the
+//! engine choice and a few of this tool's own.
+//!
+//! Every flag has the form `--name=value` (db_bench's form); a later
+//! occurrence overrides an earlier one. An unknown flag or a value that does
+//! not parse or is out of range is an error (the binary exits with code 2).
+
+use std::fmt;
+use std::path::PathBuf;
+
+use crate::engine::EngineKind;
+
+/// db_bench's default benchmark list.
+pub const DEFAULT_BENCHMARKS: &str = "fillseq,fillsync,fillrandom,overwrite,readrandom,readrandom,readseq,readreverse,compact,readrandom,readseq,readreverse,fill100K,crc32c,snappycomp,snappyuncomp";
+
+/// The parsed flags.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Flags {
+    /// Benchmarks to run, in order (empty names are skipped silently).
+    pub benchmarks: Vec<String>,
+    /// Number of key/values to place in the database.
+    pub num: u32,
+    /// Number of read operations; negative means `num`.
+    pub reads: i64,
+    /// Concurrent threads per benchmark.
+    pub threads: u32,
+    /// Size of each value.
+    pub value_size: u32,
+    /// Values compress to this fraction of their size.
+    pub compression_ratio: f64,
+    /// Print a latency histogram per benchmark.
+    pub histogram: bool,
+    /// Count key comparisons (reported as not supported by the C engines).
+    pub comparisons: bool,
+    /// Keep the existing database; fill benchmarks are skipped.
+    pub use_existing_db: bool,
+    /// Reuse the log and MANIFEST when reopening (LevelDB family).
+    pub reuse_logs: bool,
+    /// Bytes buffered in memory before a flush (LSM engines).
+    pub write_buffer_size: u64,
+    /// Bytes per table file (LSM engines).
+    pub max_file_size: u64,
+    /// Uncompressed bytes per table block (LSM engines).
+    pub block_size: u64,
+    /// Cache of uncompressed data in bytes; negative means the engine's default.
+    pub cache_size: i64,
+    /// Bloom filter bits per key; negative means no filter (engine default).
+    pub bloom_bits: i32,
+    /// Maximum open files (LSM engines).
+    pub open_files: i32,
+    /// Bytes of `'a'` before each key.
+    pub key_prefix: u32,
+    /// Database directory; default `/tmp/dbbench-<engine>`.
+    pub db: Option<PathBuf>,
+    /// Compress blocks (snappy where the engine has it).
+    pub compression: bool,
+    /// The engine under test.
+    pub engine: EngineKind,
+    /// Digits per key (keys are `%0<key_size>d`); db_bench uses 16.
+    pub key_size: u32,
+    /// Base of the per-thread seeds: thread n of the run gets `seed + n`.
+    pub seed: u32,
+    /// Print the engine settings and exit.
+    pub print_settings: bool,
+    /// CSV file for throughput over time.
+    pub timeseries: Option<PathBuf>,
+    /// Sampling interval of the time series, seconds (0: off).
+    pub stats_interval_seconds: f64,
+    /// Log the time series every this many operations (0: off).
+    pub stats_interval_ops: u64,
+    /// Print db_bench's "... finished N ops" progress on stderr.
+    pub progress: bool,
+    /// WiredTiger: keep a write-ahead log (LevelDB writes one too).
+    pub wt_log: bool,
+    /// Kyoto Cabinet compressor name when compression is on.
+    pub kyoto_zcomp: String,
+    /// LMDB map size in bytes.
+    pub lmdb_map_size: u64,
+}
+
+impl Default for Flags {
+    fn default() -> Flags {
+        Flags {
+            benchmarks: split_benchmarks(DEFAULT_BENCHMARKS),
+            num: 1_000_000,
+            reads: -1,
+            threads: 1,
+            value_size: 100,
+            compression_ratio: 0.5,
+            histogram: false,
+            comparisons: false,
+            use_existing_db: false,
+            reuse_logs: false,
+            write_buffer_size: 4 << 20,
+            max_file_size: 2 << 20,
+            block_size: 4096,
+            cache_size: -1,
+            bloom_bits: -1,
+            open_files: 1000,
+            key_prefix: 0,
+            db: None,
+            compression: true,
+            engine: EngineKind::Shale,
+            key_size: 16,
+            seed: 1000,
+            print_settings: false,
+            timeseries: None,
+            stats_interval_seconds: 0.0,
+            stats_interval_ops: 0,
+            progress: true,
+            wt_log: true,
+            kyoto_zcomp: "lzo".to_string(),
+            lmdb_map_size: 64 << 30,
+        }
+    }
+}
+
+impl Flags {
+    /// The database directory to use.
+    pub fn db_path(&self) -> PathBuf {
+        self.db
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(format!("/tmp/dbbench-{}", self.engine.name())))
+    }
+
+    /// Reads per read benchmark (`--reads`, or `--num` when negative).
+    pub fn reads(&self) -> u64 {
+        if self.reads < 0 {
+            u64::from(self.num)
+        } else {
+            self.reads as u64
+        }
+    }
+}
+
+/// Why the command line was not accepted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FlagError {
+    /// `--help` was given.
+    Help,
+    /// A flag is unknown, malformed or out of range.
+    Invalid(String),
+}
+
+impl fmt::Display for FlagError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FlagError::Help => f.write_str("help requested"),
+            FlagError::Invalid(msg) => f.write_str(msg),
+        }
+    }
+}
+
+impl std::error::Error for FlagError {}
+
+fn split_benchmarks(s: &str) -> Vec<String> {
+    s.split(',').map(|b| b.trim().to_string()).collect()
+}
+
+fn invalid(arg: &str, why: impl fmt::Display) -> FlagError {
+    FlagError::Invalid(format!("invalid flag '{arg}': {why}"))
+}
+
+fn int_in(arg: &str, value: &str, min: i64, max: i64) -> Result<i64, FlagError> {
+    let n: i64 = value
+        .parse()
+        .map_err(|_| invalid(arg, "expected an integer"))?;
+    if n < min || n > max {
+        return Err(invalid(
+            arg,
+            format_args!("must be between {min} and {max}"),
+        ));
+    }
+    Ok(n)
+}
+
+fn boolean(arg: &str, value: &str) -> Result<bool, FlagError> {
+    match value {
+        "0" => Ok(false),
+        "1" => Ok(true),
+        _ => Err(invalid(arg, "expected 0 or 1")),
+    }
+}
+
+fn float_at_least(arg: &str, value: &str, min: f64) -> Result<f64, FlagError> {
+    let x: f64 = value
+        .parse()
+        .map_err(|_| invalid(arg, "expected a number"))?;
+    if !x.is_finite() || x < min {
+        return Err(invalid(
+            arg,
+            format_args!("must be a finite number >= {min}"),
+        ));
+    }
+    Ok(x)
+}
+
+const I32_MAX: i64 = i32::MAX as i64;
+
+/// Largest value size the 1 MB value buffer can serve.
+pub const MAX_VALUE_SIZE: i64 = 1_048_575;
+
+/// Parses the arguments (without the program name).
+pub fn parse<I, S>(args: I) -> Result<Flags, FlagError>
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<str>,
+{
+    let mut f = Flags::default();
+    for arg in args {
+        let arg = arg.as_ref();
+        if arg == "--help" || arg == "-h" {
+            return Err(FlagError::Help);
+        }
+        let Some(body) = arg.strip_prefix("--") else {
+            return Err(FlagError::Invalid(format!(
+                "invalid flag '{arg}': flags have the form --name=value"
+            )));
+        };
+        let Some((name, value)) = body.split_once('=') else {
+            return Err(FlagError::Invalid(format!(
+                "invalid flag '{arg}': flags have the form --name=value"
+            )));
+        };
+        match name {
+            "benchmarks" => f.benchmarks = split_benchmarks(value),
+            "num" => f.num = int_in(arg, value, 0, I32_MAX)? as u32,
+            "reads" => f.reads = int_in(arg, value, i64::from(i32::MIN), I32_MAX)?,
+            "threads" => f.threads = int_in(arg, value, 1, 1024)? as u32,
+            "value_size" => f.value_size = int_in(arg, value, 0, MAX_VALUE_SIZE)? as u32,
+            "compression_ratio" => f.compression_ratio = float_at_least(arg, value, 0.0)?,
+            "histogram" => f.histogram = boolean(arg, value)?,
+            "comparisons" => f.comparisons = boolean(arg, value)?,
+            "use_existing_db" => f.use_existing_db = boolean(arg, value)?,
+            "reuse_logs" => f.reuse_logs = boolean(arg, value)?,
+            "write_buffer_size" => f.write_buffer_size = int_in(arg, value, 1, i64::MAX)? as u64,
+            "max_file_size" => f.max_file_size = int_in(arg, value, 1, i64::MAX)? as u64,
+            "block_size" => f.block_size = int_in(arg, value, 1, I32_MAX)? as u64,
+            "cache_size" => f.cache_size = int_in(arg, value, i64::MIN, i64::MAX)?,
+            "bloom_bits" => f.bloom_bits = int_in(arg, value, i64::from(i32::MIN), I32_MAX)? as i32,
+            "open_files" => f.open_files = int_in(arg, value, 0, I32_MAX)? as i32,
+            "key_prefix" => f.key_prefix = int_in(arg, value, 0, 1000)? as u32,
+            "db" => {
+                if value.is_empty() {
+                    return Err(invalid(arg, "empty path"));
+                }
+                f.db = Some(PathBuf::from(value));
+            }
+            "compression" => f.compression = boolean(arg, value)?,
+            "engine" => {
+                f.engine = EngineKind::from_name(value).ok_or_else(|| {
+                    invalid(
+                        arg,
+                        format_args!("unknown engine; one of {}", EngineKind::names().join(", ")),
+                    )
+                })?
+            }
+            "key_size" => f.key_size = int_in(arg, value, 1, 1000)? as u32,
+            "seed" => f.seed = int_in(arg, value, 0, i64::from(u32::MAX))? as u32,
+            "print_settings" => f.print_settings = boolean(arg, value)?,
+            "timeseries" => {
+                if value.is_empty() {
+                    return Err(invalid(arg, "empty path"));
+                }
+                f.timeseries = Some(PathBuf::from(value));
+            }
+            "stats_interval_seconds" => f.stats_interval_seconds = float_at_least(arg, value, 0.0)?,
+            "stats_interval_ops" => f.stats_interval_ops = int_in(arg, value, 0, i64::MAX)? as u64,
+            "progress" => f.progress = boolean(arg, value)?,
+            "wt_log" => f.wt_log = boolean(arg, value)?,
+            "kyoto_zcomp" => {
+                const KNOWN: [&str; 6] = ["lzo", "zlib", "def", "gz", "lzma", "none"];
+                if !KNOWN.contains(&value) {
+                    return Err(invalid(arg, format_args!("one of {}", KNOWN.join(", "))));
+                }
+                f.kyoto_zcomp = value.to_string();
+            }
+            "lmdb_map_size" => f.lmdb_map_size = int_in(arg, value, 1 << 20, i64::MAX)? as u64,
+            _ => return Err(FlagError::Invalid(format!("unknown flag '{arg}'"))),
+        }
+    }
+    Ok(f)
+}
+
+/// One line per flag with its default, for `--help`.
+pub fn usage() -> String {
+    let d = Flags::default();
+    let mut s = String::from("Usage: db_bench [--name=value ...]\n\nLevelDB db_bench flags:\n");
+    let rows: Vec<(&str, String)> = vec![
+        ("benchmarks", DEFAULT_BENCHMARKS.to_string()),
+        ("num", d.num.to_string()),
+        ("reads", format!("{} (negative: --num)", d.reads)),
+        ("threads", d.threads.to_string()),
+        ("value_size", d.value_size.to_string()),
+        ("compression_ratio", d.compression_ratio.to_string()),
+        ("histogram", "0".into()),
+        ("comparisons", "0".into()),
+        ("use_existing_db", "0".into()),
+        ("reuse_logs", "0".into()),
+        ("write_buffer_size", d.write_buffer_size.to_string()),
+        ("max_file_size", d.max_file_size.to_string()),
+        ("block_size", d.block_size.to_string()),
+        (
+            "cache_size",
+            format!("{} (negative: engine default)", d.cache_size),
+        ),
+        (
+            "bloom_bits",
+            format!("{} (negative: no filter)", d.bloom_bits),
+        ),
+        ("open_files", d.open_files.to_string()),
+        ("key_prefix", d.key_prefix.to_string()),
+        ("db", "/tmp/dbbench-<engine>".into()),
+        ("compression", "1".into()),
+    ];
+    for (name, default) in rows {
+        s.push_str(&format!("  --{name}=  (default {default})\n"));
+    }
+    s.push_str("\nshale-bench flags:\n");
+    let ours: Vec<(&str, String)> = vec![
+        (
+            "engine",
+            format!(
+                "{} (one of {})",
+                d.engine.name(),
+                EngineKind::names().join(", ")
+            ),
+        ),
+        ("key_size", format!("{} (digits per key)", d.key_size)),
+        (
+            "seed",
+            format!("{} (thread n uses seed+n, as db_bench's 1000+n)", d.seed),
+        ),
+        (
+            "print_settings",
+            "0 (print the engine's settings and exit)".into(),
+        ),
+        ("timeseries", "none (CSV of throughput over time)".into()),
+        (
+            "stats_interval_seconds",
+            "0 (1 when --timeseries is given)".into(),
+        ),
+        ("stats_interval_ops", "0".into()),
+        ("progress", "1".into()),
+        ("wt_log", "1 (WiredTiger write-ahead log)".into()),
+        (
+            "kyoto_zcomp",
+            format!("{} (Kyoto compressor when --compression=1)", d.kyoto_zcomp),
+        ),
+        ("lmdb_map_size", d.lmdb_map_size.to_string()),
+    ];
+    for (name, default) in ours {
+        s.push_str(&format!("  --{name}=  (default {default})\n"));
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_arguments_give_db_bench_defaults() {
+        let f = parse(Vec::<String>::new()).unwrap();
+        assert_eq!(f, Flags::default());
+        assert_eq!(f.benchmarks.len(), 16);
+        assert_eq!(
+            f.benchmarks.last().map(String::as_str),
+            Some("snappyuncomp")
+        );
+    }
+}

@@ -1,0 +1,985 @@
+//! The benchmark driver: runs the `--benchmarks` list against one engine the
+//! way LevelDB's db_bench runs it against LevelDB.
+//!
+//! Each benchmark runs on `--threads` threads (one more for
+//! `readwhilewriting`), each with its own session, statistics and random
+//! generator seeded `--seed` (1000) + the number of threads started so far in
+//! the run, as db_bench 1.23 does. Fill benchmarks start from a fresh
+//! database. After each benchmark the tool prints db_bench's result line and a
+//! `# io` line with the bytes the process wrote to the device, the user bytes
+//! written, the database size and the peak memory, for the report generator.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Barrier, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::engine::{Batch, Engine, EngineConfig, EngineKind, Error, Feature, Session};
+use crate::engines::{self, OpenError};
+use crate::flags::Flags;
+use crate::keygen::{KeyBuffer, ValueBuffer};
+use crate::random::Random;
+use crate::stats::{OpTracker, PaddedCounter, Stats};
+use crate::sysinfo::{self, IoCounters};
+use crate::timeseries::{self, CsvWriter, Sampler};
+
+/// The file that marks a directory as a benchmark database this tool may
+/// delete; a non-empty directory without it is never deleted.
+pub const MARKER: &str = ".shale-bench-db";
+
+/// How a run ended (errors are returned as `Err`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The benchmarks ran.
+    Ran,
+    /// The engine is not in this build; the reason was printed.
+    Skipped(String),
+}
+
+/// What a benchmark thread does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Method {
+    WriteSeq,
+    WriteRandom,
+    ReadSeq,
+    ReadReverse,
+    ReadRandom,
+    ReadMissing,
+    ReadHot,
+    SeekRandom,
+    SeekOrdered,
+    DeleteSeq,
+    DeleteRandom,
+    ReadWhileWriting,
+    Compact,
+    Crc32c,
+    SnappyComp,
+    SnappyUncomp,
+}
+
+impl Method {
+    fn writes(self) -> bool {
+        matches!(
+            self,
+            Method::WriteSeq
+                | Method::WriteRandom
+                | Method::DeleteSeq
+                | Method::DeleteRandom
+                | Method::ReadWhileWriting
+        )
+    }
+}
+
+/// Per-benchmark parameters (db_bench's `num_`, `reads_`, ... members).
+#[derive(Debug, Clone, Copy)]
+struct Params {
+    num: u64,
+    reads: u64,
+    value_size: usize,
+    entries_per_batch: u64,
+    sync: bool,
+}
+
+/// Deletes and recreates the database directory `path`, refusing to delete a
+/// non-empty directory that this tool did not create.
+pub fn destroy_db(path: &Path) -> Result<(), Error> {
+    if path.exists() {
+        if !path.is_dir() {
+            return Err(Error::new(format!(
+                "{} exists and is not a directory",
+                path.display()
+            )));
+        }
+        let empty = std::fs::read_dir(path)
+            .map_err(|e| Error::new(format!("cannot list {}: {e}", path.display())))?
+            .next()
+            .is_none();
+        if !empty && !path.join(MARKER).exists() {
+            return Err(Error::new(format!(
+                "refusing to delete {}: it was not created by db_bench (no {MARKER} file); remove it or pick another --db",
+                path.display()
+            )));
+        }
+        std::fs::remove_dir_all(path)
+            .map_err(|e| Error::new(format!("cannot remove {}: {e}", path.display())))?;
+    }
+    std::fs::create_dir_all(path)
+        .map_err(|e| Error::new(format!("cannot create {}: {e}", path.display())))?;
+    std::fs::write(path.join(MARKER), b"")
+        .map_err(|e| Error::new(format!("cannot write marker in {}: {e}", path.display())))?;
+    Ok(())
+}
+
+/// Runs the benchmarks `flags` ask for, printing to `out`.
+pub fn run(flags: &Flags, out: &mut dyn Write) -> Result<Outcome, Error> {
+    if let Err(reason) = engines::availability(flags.engine) {
+        writeln!(out, "{}: skipped ({reason})", flags.engine.name()).map_err(io_err)?;
+        return Ok(Outcome::Skipped(reason));
+    }
+    let mut bench = Runner::new(flags)?;
+    bench.run(out)?;
+    Ok(Outcome::Ran)
+}
+
+fn io_err(e: std::io::Error) -> Error {
+    Error::new(format!("output error: {e}"))
+}
+
+struct Runner<'f> {
+    flags: &'f Flags,
+    path: PathBuf,
+    engine: Option<Box<dyn Engine>>,
+    engine_sync: bool,
+    values: ValueBuffer,
+    total_thread_count: u64,
+    csv: Option<CsvWriter>,
+}
+
+impl<'f> Runner<'f> {
+    fn new(flags: &'f Flags) -> Result<Runner<'f>, Error> {
+        let csv = match &flags.timeseries {
+            Some(p) => Some(
+                CsvWriter::create(p)
+                    .map_err(|e| Error::new(format!("cannot create {}: {e}", p.display())))?,
+            ),
+            None => None,
+        };
+        Ok(Runner {
+            flags,
+            path: flags.db_path(),
+            engine: None,
+            engine_sync: false,
+            values: ValueBuffer::new(flags.compression_ratio),
+            total_thread_count: 0,
+            csv,
+        })
+    }
+
+    fn config(&self, sync: bool) -> EngineConfig {
+        let mut cfg = EngineConfig::from_flags(self.flags, self.path.clone());
+        cfg.sync_writes = sync;
+        cfg
+    }
+
+    fn open(&mut self, sync: bool) -> Result<(), Error> {
+        self.engine = None;
+        let engine = engines::open(self.flags.engine, &self.config(sync)).map_err(|e| match e {
+            OpenError::Unavailable(why) => Error::new(format!("engine not available: {why}")),
+            OpenError::Failed(e) => Error::new(format!("open error: {e}")),
+        })?;
+        self.engine = Some(engine);
+        self.engine_sync = sync;
+        Ok(())
+    }
+
+    fn fresh(&mut self, sync: bool) -> Result<(), Error> {
+        self.engine = None;
+        destroy_db(&self.path)?;
+        self.open(sync)
+    }
+
+    fn engine(&self) -> Result<&dyn Engine, Error> {
+        self.engine
+            .as_deref()
+            .ok_or_else(|| Error::new("no open database"))
+    }
+
+    fn print_header(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        let f = self.flags;
+        let key_size = f.key_size as u64 + u64::from(f.key_prefix);
+        let num = u64::from(f.num);
+        let engine = self.engine.as_deref();
+        let version = engine.map(|e| e.version()).unwrap_or_default();
+        writeln!(out, "Engine:     {} version {version}", f.engine.name())?;
+        writeln!(out, "Date:       {}", sysinfo::utc_now())?;
+        if let Some((n, model, cache)) = sysinfo::cpu_info() {
+            writeln!(out, "CPU:        {n} * {model}")?;
+            writeln!(out, "CPUCache:   {cache}")?;
+        }
+        if let Some(fs) = sysinfo::fs_type(&self.path) {
+            writeln!(out, "FileSystem: {fs} ({})", self.path.display())?;
+        }
+        writeln!(out, "Keys:       {key_size} bytes each")?;
+        writeln!(
+            out,
+            "Values:     {} bytes each ({} bytes after compression)",
+            f.value_size,
+            (f64::from(f.value_size) * f.compression_ratio + 0.5) as i64
+        )?;
+        writeln!(out, "Entries:    {num}")?;
+        writeln!(
+            out,
+            "RawSize:    {:.1} MB (estimated)",
+            ((key_size + u64::from(f.value_size)) * num) as f64 / 1_048_576.0
+        )?;
+        writeln!(
+            out,
+            "FileSize:   {:.1} MB (estimated)",
+            ((key_size as f64 + f64::from(f.value_size) * f.compression_ratio) * num as f64)
+                / 1_048_576.0
+        )?;
+        if cfg!(debug_assertions) {
+            writeln!(
+                out,
+                "WARNING: Optimization is disabled: benchmarks unnecessarily slow"
+            )?;
+        }
+        if let Some(n) = engines::library_assert_sites(f.engine).filter(|&n| n > 0) {
+            writeln!(
+                out,
+                "WARNING: the installed {} library was built with assertions enabled ({n} assert call sites): its figures are pessimistic",
+                f.engine.name()
+            )?;
+        }
+        if f.comparisons {
+            writeln!(
+                out,
+                "WARNING: --comparisons is not supported by this tool; ignored"
+            )?;
+        }
+        for (name, value) in self.run_settings() {
+            writeln!(out, "Setting:    {name} = {value}")?;
+        }
+        if let Some(e) = engine {
+            for (name, value) in e.settings() {
+                writeln!(out, "Setting:    {}.{name} = {value}", f.engine.name())?;
+            }
+        }
+        writeln!(out, "------------------------------------------------")?;
+        out.flush()
+    }
+
+    fn run_settings(&self) -> Vec<(String, String)> {
+        let f = self.flags;
+        vec![
+            ("db".to_string(), self.path.display().to_string()),
+            ("threads".to_string(), f.threads.to_string()),
+            (
+                "seeds".to_string(),
+                format!("thread n of the run: {} + n; values: Random(301)", f.seed),
+            ),
+            (
+                "key_format".to_string(),
+                format!("'a' x {} + %0{}d", f.key_prefix, f.key_size),
+            ),
+            (
+                "compression_ratio".to_string(),
+                f.compression_ratio.to_string(),
+            ),
+            ("use_existing_db".to_string(), f.use_existing_db.to_string()),
+            (
+                "library assert call sites".to_string(),
+                engines::library_assert_sites(f.engine)
+                    .map_or("unknown".to_string(), |n| n.to_string()),
+            ),
+        ]
+    }
+
+    fn run(&mut self, out: &mut dyn Write) -> Result<(), Error> {
+        if self.flags.use_existing_db {
+            if !self.path.is_dir() {
+                return Err(Error::new(format!(
+                    "--use_existing_db=1 but {} does not exist",
+                    self.path.display()
+                )));
+            }
+            self.open(false)?;
+        } else {
+            self.fresh(false)?;
+        }
+        self.print_header(out).map_err(io_err)?;
+        if self.flags.print_settings {
+            return Ok(());
+        }
+
+        for (index, name) in self.flags.benchmarks.clone().iter().enumerate() {
+            self.run_one(index, name, out)?;
+        }
+        self.engine = None;
+        Ok(())
+    }
+
+    fn run_one(&mut self, index: usize, name: &str, out: &mut dyn Write) -> Result<(), Error> {
+        let f = self.flags;
+        let mut p = Params {
+            num: u64::from(f.num),
+            reads: f.reads(),
+            value_size: f.value_size as usize,
+            entries_per_batch: 1,
+            sync: false,
+        };
+        let mut threads = f.threads as usize;
+        let mut fresh_db = false;
+        let mut needs: Option<Feature> = None;
+        let method = match name {
+            "" => return Ok(()),
+            "open" => {
+                let n = (p.num / 10_000).max(1);
+                return self.open_bench(name, n, out);
+            }
+            "fillseq" => {
+                fresh_db = true;
+                Method::WriteSeq
+            }
+            "fillbatch" => {
+                fresh_db = true;
+                p.entries_per_batch = 1000;
+                needs = Some(Feature::Batch);
+                Method::WriteSeq
+            }
+            "fillrandbatch" => {
+                fresh_db = true;
+                p.entries_per_batch = 1000;
+                needs = Some(Feature::Batch);
+                Method::WriteRandom
+            }
+            "fillrandom" => {
+                fresh_db = true;
+                Method::WriteRandom
+            }
+            "overwrite" => Method::WriteRandom,
+            "fillsync" => {
+                fresh_db = true;
+                p.num /= 1000;
+                p.sync = true;
+                Method::WriteRandom
+            }
+            "fill100K" => {
+                fresh_db = true;
+                p.num /= 1000;
+                p.value_size = 100 * 1000;
+                Method::WriteRandom
+            }
+            "readseq" => Method::ReadSeq,
+            "readreverse" => Method::ReadReverse,
+            "readrandom" => Method::ReadRandom,
+            "readmissing" => Method::ReadMissing,
+            "seekrandom" => Method::SeekRandom,
+            "seekordered" => Method::SeekOrdered,
+            "readhot" => Method::ReadHot,
+            "readrandomsmall" => {
+                p.reads /= 1000;
+                Method::ReadRandom
+            }
+            "deleteseq" => Method::DeleteSeq,
+            "deleterandom" => Method::DeleteRandom,
+            "readwhilewriting" => {
+                threads += 1;
+                Method::ReadWhileWriting
+            }
+            "compact" => {
+                needs = Some(Feature::Compact);
+                Method::Compact
+            }
+            "crc32c" => Method::Crc32c,
+            "snappycomp" => Method::SnappyComp,
+            "snappyuncomp" => Method::SnappyUncomp,
+            "heapprofile" => {
+                eprintln!("heap profiling not supported");
+                return Ok(());
+            }
+            "stats" | "sstables" => {
+                let prop = format!("leveldb.{name}");
+                let text = self
+                    .engine()?
+                    .property(&prop)
+                    .unwrap_or_else(|| "(failed)".to_string());
+                writeln!(out, "\n{text}").map_err(io_err)?;
+                return Ok(());
+            }
+            other => {
+                eprintln!("unknown benchmark '{other}'");
+                return Ok(());
+            }
+        };
+
+        if fresh_db && f.use_existing_db {
+            writeln!(out, "{name:<12} : skipped (--use_existing_db is true)").map_err(io_err)?;
+            return Ok(());
+        }
+
+        // Checked before a fresh database is made, so nothing is lost.
+        if let Some(feature) = needs {
+            if let Some(why) = self.engine()?.unsupported(feature) {
+                // Count the threads anyway, so later benchmarks keep db_bench's seeds.
+                self.total_thread_count += threads as u64;
+                writeln!(out, "{}", not_supported_line(name, why)).map_err(io_err)?;
+                out.flush().map_err(io_err)?;
+                return Ok(());
+            }
+        }
+
+        if fresh_db {
+            self.fresh(p.sync)?;
+        } else if method.writes() && self.engine_sync != p.sync {
+            // Kyoto and LMDB choose durability at open time: reopen in the mode
+            // this benchmark needs (keeping the data).
+            self.open(p.sync)?;
+        }
+
+        let bulk = fresh_db && method == Method::WriteSeq && threads == 1;
+        if bulk {
+            self.engine()?.set_bulk_load(true);
+        }
+        let result = self.run_benchmark(index, name, method, p, threads, out);
+        if bulk {
+            if let Some(e) = self.engine.as_deref() {
+                e.set_bulk_load(false);
+            }
+        }
+        result
+    }
+
+    /// db_bench's `open` benchmark: reopen the database `n` times.
+    fn open_bench(&mut self, name: &str, n: u64, out: &mut dyn Write) -> Result<(), Error> {
+        self.total_thread_count += u64::from(self.flags.threads);
+        let io_before = IoCounters::now();
+        let mut stats = Stats::new(self.flags.histogram, self.flags.progress);
+        stats.start();
+        for _ in 0..n {
+            self.engine = None;
+            self.open(self.engine_sync)?;
+            stats.finished_single_op();
+        }
+        stats.stop();
+        out.write_all(stats.report(name).as_bytes())
+            .map_err(io_err)?;
+        self.print_io(name, io_before, 0, stats.elapsed_seconds(), out)
+    }
+
+    fn run_benchmark(
+        &mut self,
+        index: usize,
+        name: &str,
+        method: Method,
+        p: Params,
+        n: usize,
+        out: &mut dyn Write,
+    ) -> Result<(), Error> {
+        let f = self.flags;
+        let seeds: Vec<u32> = (0..n)
+            .map(|_| {
+                self.total_thread_count += 1;
+                (u64::from(f.seed) + self.total_thread_count) as u32
+            })
+            .collect();
+        let engine = self.engine()?;
+        let values = &self.values;
+
+        // Throughput-over-time tracking, if asked for.
+        let series =
+            f.timeseries.is_some() || f.stats_interval_seconds > 0.0 || f.stats_interval_ops > 0;
+        let counters: Vec<Arc<PaddedCounter>> =
+            (0..n).map(|_| Arc::new(PaddedCounter::default())).collect();
+        let events_log = Arc::new(Mutex::new(Vec::new()));
+        let events_total = Arc::new(AtomicU64::new(0));
+        let tracker = |tid: usize| -> Option<OpTracker> {
+            if !series {
+                None
+            } else if f.stats_interval_ops > 0 {
+                Some(OpTracker::Events {
+                    total: events_total.clone(),
+                    every: f.stats_interval_ops,
+                    log: events_log.clone(),
+                })
+            } else {
+                Some(OpTracker::Counter(counters[tid].clone()))
+            }
+        };
+
+        let io_before = IoCounters::now();
+        let barrier = Barrier::new(n + 1);
+        let readers_done = AtomicUsize::new(0);
+        let mut start_instant = Instant::now();
+        let mut sampler = None;
+        let results: Vec<thread::Result<Result<Stats, Error>>> = thread::scope(|scope| {
+            let handles: Vec<_> = (0..n)
+                .map(|tid| {
+                    let barrier = &barrier;
+                    let readers_done = &readers_done;
+                    let seed = seeds[tid];
+                    let tracker = tracker(tid);
+                    scope.spawn(move || {
+                        let session = engine.session();
+                        barrier.wait();
+                        let mut session = session?;
+                        let mut ctx = ThreadCtx {
+                            tid,
+                            threads: n,
+                            rand: Random::new(seed),
+                            stats: Stats::new(f.histogram, f.progress && tid == 0),
+                            engine,
+                            session: &mut *session,
+                            flags: f,
+                            values,
+                            readers_done,
+                        };
+                        ctx.stats.set_tracker(tracker);
+                        ctx.stats.start();
+                        let r = ctx.run(method, &p);
+                        ctx.stats.stop();
+                        if method == Method::ReadWhileWriting && tid > 0 {
+                            readers_done.fetch_add(1, Ordering::SeqCst);
+                        }
+                        r.map(|()| ctx.stats)
+                    })
+                })
+                .collect();
+            barrier.wait();
+            start_instant = Instant::now();
+            if series && f.stats_interval_ops == 0 {
+                let interval = if f.stats_interval_seconds > 0.0 {
+                    f.stats_interval_seconds
+                } else {
+                    1.0
+                };
+                let label = f.timeseries.is_none().then(|| name.to_string());
+                sampler = Some(Sampler::start(
+                    counters.clone(),
+                    Duration::from_secs_f64(interval),
+                    start_instant,
+                    label,
+                ));
+            }
+            handles.into_iter().map(|h| h.join()).collect()
+        });
+        let points = sampler.map(Sampler::finish);
+
+        let mut merged: Option<Stats> = None;
+        for r in results {
+            let stats = match r {
+                Ok(Ok(s)) => s,
+                Ok(Err(e)) => return Err(Error::new(format!("{name}: {e}"))),
+                Err(_) => return Err(Error::new(format!("{name}: a benchmark thread panicked"))),
+            };
+            match &mut merged {
+                None => merged = Some(stats),
+                Some(m) => m.merge(&stats),
+            }
+        }
+        let Some(mut stats) = merged else {
+            return Ok(());
+        };
+        out.write_all(stats.report(name).as_bytes())
+            .map_err(io_err)?;
+        out.flush().map_err(io_err)?;
+
+        if series {
+            let points = match points {
+                Some(p) => p,
+                None => {
+                    let start_us = stats.start_micros();
+                    let log = events_log.lock().map(|l| l.clone()).unwrap_or_default();
+                    log.iter()
+                        .map(|&(t, ops)| ((t - start_us) * 1e-6, ops))
+                        .collect()
+                }
+            };
+            let rows = timeseries::rows_from_points(&points);
+            if let Some(csv) = &mut self.csv {
+                csv.write(f.engine.name(), index, name, &rows)
+                    .map_err(|e| Error::new(format!("timeseries write failed: {e}")))?;
+            } else if f.stats_interval_ops > 0 {
+                for r in &rows {
+                    eprintln!(
+                        "... {name} {:8.2} s: {} ops, {:.0} ops/s",
+                        r.elapsed_s, r.ops, r.interval_ops_per_sec
+                    );
+                }
+            }
+        }
+        self.print_io(
+            name,
+            io_before,
+            stats.written_bytes(),
+            stats.elapsed_seconds(),
+            out,
+        )
+    }
+
+    fn print_io(
+        &self,
+        name: &str,
+        before: Option<IoCounters>,
+        user_bytes: u64,
+        elapsed: f64,
+        out: &mut dyn Write,
+    ) -> Result<(), Error> {
+        let io = match (before, IoCounters::now()) {
+            (Some(b), Some(a)) => {
+                let d = a.since(&b);
+                format!(
+                    "write_bytes={} cancelled_write_bytes={} read_bytes={} wchar={} rchar={}",
+                    d.write_bytes, d.cancelled_write_bytes, d.read_bytes, d.wchar, d.rchar
+                )
+            }
+            _ => "write_bytes=na cancelled_write_bytes=na read_bytes=na wchar=na rchar=na"
+                .to_string(),
+        };
+        let rss = sysinfo::max_rss_kb().map_or("na".to_string(), |k| k.to_string());
+        let (db_size, db_alloc) = sysinfo::dir_usage(&self.path);
+        writeln!(
+            out,
+            "# io {name} engine={} {io} user_bytes={user_bytes} db_size={db_size} db_alloc={db_alloc} max_rss_kb={rss} elapsed_s={elapsed:.3}",
+            self.flags.engine.name(),
+        )
+        .map_err(io_err)?;
+        out.flush().map_err(io_err)
+    }
+}
+
+/// One benchmark thread's state (db_bench's `ThreadState`).
+struct ThreadCtx<'a> {
+    tid: usize,
+    threads: usize,
+    rand: Random,
+    stats: Stats,
+    engine: &'a dyn Engine,
+    session: &'a mut dyn Session,
+    flags: &'a Flags,
+    values: &'a ValueBuffer,
+    readers_done: &'a AtomicUsize,
+}
+
+impl ThreadCtx<'_> {
+    fn run(&mut self, method: Method, p: &Params) -> Result<(), Error> {
+        match method {
+            Method::WriteSeq => self.write(p, true),
+            Method::WriteRandom => self.write(p, false),
+            Method::ReadSeq => self.read_sequential(p, false),
+            Method::ReadReverse => self.read_sequential(p, true),
+            Method::ReadRandom => self.read_random(p),
+            Method::ReadMissing => self.read_missing(p),
+            Method::ReadHot => self.read_hot(p),
+            Method::SeekRandom => self.seek_random(p),
+            Method::SeekOrdered => self.seek_ordered(p),
+            Method::DeleteSeq => self.delete(p, true),
+            Method::DeleteRandom => self.delete(p, false),
+            Method::ReadWhileWriting => self.read_while_writing(p),
+            Method::Compact => self.engine.compact(),
+            Method::Crc32c => {
+                self.crc32c();
+                Ok(())
+            }
+            Method::SnappyComp => {
+                self.snappy_compress();
+                Ok(())
+            }
+            Method::SnappyUncomp => {
+                self.snappy_uncompress();
+                Ok(())
+            }
+        }
+    }
+
+    fn key_buffer(&self) -> KeyBuffer {
+        KeyBuffer::new(self.flags.key_size as usize, self.flags.key_prefix as usize)
+    }
+
+    /// A uniformly random key number below `--num`.
+    #[inline]
+    fn random_key(&mut self) -> u64 {
+        u64::from(self.rand.uniform(self.flags.num.max(1)))
+    }
+
+    fn write(&mut self, p: &Params, seq: bool) -> Result<(), Error> {
+        if p.num != u64::from(self.flags.num) {
+            self.stats.add_message(&format!("({} ops)", p.num));
+        }
+        let mut gen = self.values.generator();
+        let mut key = self.key_buffer();
+        let mut batch = Batch::new();
+        let mut bytes: u64 = 0;
+        let mut i = 0;
+        while i < p.num {
+            if p.entries_per_batch == 1 {
+                let k = if seq { i } else { self.random_key() };
+                let kb = key.set(k);
+                let v = gen.generate(p.value_size);
+                self.session.put(kb, v, p.sync)?;
+                bytes += (v.len() + kb.len()) as u64;
+                self.stats.finished_single_op();
+            } else {
+                batch.clear();
+                for j in 0..p.entries_per_batch {
+                    let k = if seq { i + j } else { self.random_key() };
+                    let kb = key.set(k);
+                    let v = gen.generate(p.value_size);
+                    batch.put(kb, v);
+                    bytes += (v.len() + kb.len()) as u64;
+                    self.stats.finished_single_op();
+                }
+                self.session.write(&batch, p.sync)?;
+            }
+            i += p.entries_per_batch;
+        }
+        self.session.finish_writes()?;
+        self.stats.add_bytes(bytes as i64);
+        self.stats.add_written(bytes);
+        Ok(())
+    }
+
+    fn read_sequential(&mut self, p: &Params, reverse: bool) -> Result<(), Error> {
+        let mut bytes: u64 = 0;
+        let mut done = 0;
+        {
+            let mut it = self.session.iter()?;
+            if reverse {
+                it.seek_to_last();
+            } else {
+                it.seek_to_first();
+            }
+            while done < p.reads && it.valid() {
+                bytes += (it.key().len() + it.value().len()) as u64;
+                self.stats.finished_single_op();
+                done += 1;
+                if reverse {
+                    it.prev();
+                } else {
+                    it.next();
+                }
+            }
+            it.status()?;
+        }
+        self.stats.add_bytes(bytes as i64);
+        Ok(())
+    }
+
+    fn read_random(&mut self, p: &Params) -> Result<(), Error> {
+        let mut key = self.key_buffer();
+        let mut value = Vec::new();
+        let mut found = 0u64;
+        for _ in 0..p.reads {
+            let k = self.random_key();
+            if self.session.get(key.set(k), &mut value)? {
+                found += 1;
+            }
+            self.stats.finished_single_op();
+        }
+        self.stats
+            .add_message(&format!("({found} of {} found)", p.num));
+        Ok(())
+    }
+
+    fn read_missing(&mut self, p: &Params) -> Result<(), Error> {
+        let mut key = self.key_buffer();
+        let mut value = Vec::new();
+        for _ in 0..p.reads {
+            let k = self.random_key();
+            let kb = key.set(k);
+            // One byte short of a real key: never present.
+            self.session.get(&kb[..kb.len() - 1], &mut value)?;
+            self.stats.finished_single_op();
+        }
+        Ok(())
+    }
+
+    fn read_hot(&mut self, p: &Params) -> Result<(), Error> {
+        let mut key = self.key_buffer();
+        let mut value = Vec::new();
+        let range = (self.flags.num.saturating_add(99) / 100).max(1);
+        for _ in 0..p.reads {
+            let k = u64::from(self.rand.uniform(range));
+            self.session.get(key.set(k), &mut value)?;
+            self.stats.finished_single_op();
+        }
+        Ok(())
+    }
+
+    fn seek_random(&mut self, p: &Params) -> Result<(), Error> {
+        let mut key = self.key_buffer();
+        let mut found = 0u64;
+        for _ in 0..p.reads {
+            let k = self.random_key();
+            let kb = key.set(k);
+            let mut it = self.session.iter()?;
+            it.seek(kb);
+            if it.valid() && it.key() == kb {
+                found += 1;
+            }
+            it.status()?;
+            drop(it);
+            self.stats.finished_single_op();
+        }
+        self.stats
+            .add_message(&format!("({found} of {} found)", p.num));
+        Ok(())
+    }
+
+    fn seek_ordered(&mut self, p: &Params) -> Result<(), Error> {
+        let mut key = self.key_buffer();
+        let mut found = 0u64;
+        let num = u64::from(self.flags.num.max(1));
+        let mut k = 0u64;
+        {
+            let mut it = self.session.iter()?;
+            for _ in 0..p.reads {
+                k = (k + u64::from(self.rand.uniform(100))) % num;
+                let kb = key.set(k);
+                it.seek(kb);
+                if it.valid() && it.key() == kb {
+                    found += 1;
+                }
+                self.stats.finished_single_op();
+            }
+            it.status()?;
+        }
+        self.stats
+            .add_message(&format!("({found} of {} found)", p.num));
+        Ok(())
+    }
+
+    fn delete(&mut self, p: &Params, seq: bool) -> Result<(), Error> {
+        let mut key = self.key_buffer();
+        let mut batch = Batch::new();
+        let mut written = 0u64;
+        let mut i = 0;
+        while i < p.num {
+            if p.entries_per_batch == 1 {
+                let k = if seq { i } else { self.random_key() };
+                let kb = key.set(k);
+                self.session.delete(kb, p.sync)?;
+                written += kb.len() as u64;
+                self.stats.finished_single_op();
+            } else {
+                batch.clear();
+                for j in 0..p.entries_per_batch {
+                    let k = if seq { i + j } else { self.random_key() };
+                    let kb = key.set(k);
+                    batch.delete(kb);
+                    written += kb.len() as u64;
+                    self.stats.finished_single_op();
+                }
+                self.session.write(&batch, p.sync)?;
+            }
+            i += p.entries_per_batch;
+        }
+        self.session.finish_writes()?;
+        self.stats.add_written(written);
+        Ok(())
+    }
+
+    fn read_while_writing(&mut self, p: &Params) -> Result<(), Error> {
+        if self.tid > 0 {
+            return self.read_random(p);
+        }
+        // The extra thread writes until every reader is done; its work is
+        // not counted.
+        let readers = self.threads - 1;
+        let mut gen = self.values.generator();
+        let mut key = self.key_buffer();
+        let mut written = 0u64;
+        while self.readers_done.load(Ordering::SeqCst) < readers {
+            let k = self.random_key();
+            let kb = key.set(k);
+            let v = gen.generate(p.value_size);
+            self.session.put(kb, v, false)?;
+            written += (kb.len() + v.len()) as u64;
+        }
+        self.stats.start();
+        self.stats.add_written(written);
+        Ok(())
+    }
+
+    fn crc32c(&mut self) {
+        const SIZE: usize = 4096;
+        let data = vec![b'x'; SIZE];
+        let mut bytes: i64 = 0;
+        let mut crc = 0u32;
+        while bytes < 500 * 1_048_576 {
+            crc = crc32c::crc32c(&data);
+            self.stats.finished_single_op();
+            bytes += SIZE as i64;
+        }
+        // Print so the result is not optimized away.
+        eprint!("... crc=0x{crc:x}\r");
+        self.stats.add_bytes(bytes);
+        self.stats.add_message("(4K per op)");
+    }
+
+    fn snappy_compress(&mut self) {
+        let mut gen = self.values.generator();
+        let input = gen.generate(4096).to_vec();
+        let mut encoder = snap::raw::Encoder::new();
+        let mut compressed = vec![0u8; snap::raw::max_compress_len(input.len())];
+        let mut bytes: i64 = 0;
+        let mut produced: i64 = 0;
+        let mut ok = true;
+        while ok && bytes < 1024 * 1_048_576 {
+            match encoder.compress(&input, &mut compressed) {
+                Ok(n) => produced += n as i64,
+                Err(_) => ok = false,
+            }
+            bytes += input.len() as i64;
+            self.stats.finished_single_op();
+        }
+        if !ok {
+            self.stats.add_message("(snappy failure)");
+        } else {
+            self.stats.add_message(&format!(
+                "(output: {:.1}%)",
+                (produced as f64 * 100.0) / bytes as f64
+            ));
+            self.stats.add_bytes(bytes);
+        }
+    }
+
+    fn snappy_uncompress(&mut self) {
+        let mut gen = self.values.generator();
+        let input = gen.generate(4096).to_vec();
+        let compressed = snap::raw::Encoder::new().compress_vec(&input);
+        let mut decoder = snap::raw::Decoder::new();
+        let mut output = vec![0u8; input.len()];
+        let mut bytes: i64 = 0;
+        let mut ok = compressed.is_ok();
+        let compressed = compressed.unwrap_or_default();
+        while ok && bytes < 1024 * 1_048_576 {
+            ok = decoder.decompress(&compressed, &mut output).is_ok();
+            bytes += input.len() as i64;
+            self.stats.finished_single_op();
+        }
+        if !ok {
+            self.stats.add_message("(snappy failure)");
+        } else {
+            self.stats.add_bytes(bytes);
+        }
+    }
+}
+
+/// Formats a line for a benchmark that was not run (kept for report tools).
+pub fn not_supported_line(name: &str, why: &str) -> String {
+    format!("{name:<12} : not supported ({why})")
+}
+
+/// The engines compiled into this binary.
+pub fn available_engines() -> Vec<EngineKind> {
+    EngineKind::ALL
+        .into_iter()
+        .filter(|k| engines::availability(*k).is_ok())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn destroy_refuses_foreign_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("db");
+        destroy_db(&db).unwrap();
+        assert!(db.join(MARKER).exists());
+        std::fs::write(db.join("000001.log"), b"x").unwrap();
+        destroy_db(&db).unwrap();
+        assert!(!db.join("000001.log").exists());
+
+        let foreign = dir.path().join("home");
+        std::fs::create_dir(&foreign).unwrap();
+        std::fs::write(foreign.join("precious"), b"x").unwrap();
+        let err = destroy_db(&foreign).unwrap_err();
+        assert!(err.message().contains("refusing"), "{err}");
+        assert!(foreign.join("precious").exists());
+    }
+}
