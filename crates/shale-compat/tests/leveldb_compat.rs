@@ -106,7 +106,7 @@ impl Model {
 fn key(n: u32) -> Vec<u8> {
     // Shared prefixes of varying length, and some longer keys, exercise the
     // blocks' prefix compression.
-    if n % 7 == 0 {
+    if n.is_multiple_of(7) {
         format!("user{n:06}/profile/settings").into_bytes()
     } else {
         format!("user{n:06}").into_bytes()
@@ -321,6 +321,221 @@ fn verify_shale(db: &shale::Db, model: &Model, cfg: Config) {
     );
 }
 
+/// What the table files in a database directory say about themselves,
+/// decoded directly from the documented table format.
+#[derive(Debug, Default)]
+struct TableSummary {
+    tables: usize,
+    data_blocks: usize,
+    snappy_data_blocks: usize,
+    /// Names of the metaindex entries, with how many tables had each.
+    meta_names: BTreeMap<String, usize>,
+}
+
+fn varint(buf: &[u8], pos: &mut usize) -> u64 {
+    let mut out = 0u64;
+    for shift in (0..64).step_by(7) {
+        let b = buf[*pos];
+        *pos += 1;
+        out |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return out;
+        }
+    }
+    panic!("varint too long");
+}
+
+/// Reads the block at `handle`, returning its uncompressed contents and its
+/// compression type byte, and checks the masked CRC32C of the trailer.
+fn read_block(file: &[u8], offset: u64, size: u64) -> (Vec<u8>, u8) {
+    let (off, size) = (offset as usize, size as usize);
+    let raw = &file[off..off + size];
+    let kind = file[off + size];
+    let stored = u32::from_le_bytes(file[off + size + 1..off + size + 5].try_into().unwrap());
+    let crc = crc32c(&file[off..off + size + 1]);
+    let masked = crc.rotate_right(15).wrapping_add(0xa282_ead8);
+    assert_eq!(stored, masked, "block at {off}: trailer checksum");
+    let contents = match kind {
+        0 => raw.to_vec(),
+        1 => snap::raw::Decoder::new()
+            .decompress_vec(raw)
+            .expect("snappy block"),
+        t => panic!("block at {off}: unknown compression type {t}"),
+    };
+    (contents, kind)
+}
+
+fn crc32c(data: &[u8]) -> u32 {
+    // Bitwise CRC-32C (Castagnoli, reflected polynomial 0x82F63B78).
+    let mut crc = !0u32;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0x82f6_3b78
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+/// The (key, value) entries of a block, undoing the key prefix compression.
+fn block_entries(block: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let n = block.len();
+    let restarts = u32::from_le_bytes(block[n - 4..].try_into().unwrap()) as usize;
+    let end = n - 4 - 4 * restarts;
+    let mut pos = 0;
+    let mut key = Vec::new();
+    let mut out = Vec::new();
+    while pos < end {
+        let shared = varint(block, &mut pos) as usize;
+        let unshared = varint(block, &mut pos) as usize;
+        let vlen = varint(block, &mut pos) as usize;
+        key.truncate(shared);
+        key.extend_from_slice(&block[pos..pos + unshared]);
+        pos += unshared;
+        out.push((key.clone(), block[pos..pos + vlen].to_vec()));
+        pos += vlen;
+    }
+    out
+}
+
+/// The numbers of the table files the current MANIFEST lists as live: files
+/// left over from an abandoned compaction (LevelDB leaves its partial output
+/// on disk when it closes mid-compaction) are not part of the database.
+fn live_tables(dir: &Path) -> BTreeSet<u64> {
+    let current = std::fs::read_to_string(dir.join("CURRENT")).expect("CURRENT");
+    let data = std::fs::read(dir.join(current.trim_end())).expect("MANIFEST");
+    // Reassemble the log records (32 KB blocks, 7-byte fragment headers).
+    let mut records = Vec::new();
+    let mut record = Vec::new();
+    let mut pos = 0;
+    while pos + 7 <= data.len() {
+        let left_in_block = 32768 - pos % 32768;
+        if left_in_block < 7 {
+            pos += left_in_block;
+            continue;
+        }
+        let len = u16::from_le_bytes([data[pos + 4], data[pos + 5]]) as usize;
+        let kind = data[pos + 6];
+        let payload = &data[pos + 7..pos + 7 + len];
+        pos += 7 + len;
+        match kind {
+            1 => records.push(payload.to_vec()),
+            2 => record = payload.to_vec(),
+            3 => record.extend_from_slice(payload),
+            4 => {
+                record.extend_from_slice(payload);
+                records.push(std::mem::take(&mut record));
+            }
+            _ => break, // zero padding at the end of a block or file
+        }
+    }
+    let mut live = BTreeSet::new();
+    for edit in records {
+        let mut p = 0;
+        while p < edit.len() {
+            let skip_slice = |p: &mut usize| {
+                let n = varint(&edit, p) as usize;
+                *p += n;
+            };
+            match varint(&edit, &mut p) {
+                1 => skip_slice(&mut p),
+                2 | 3 | 4 | 9 => {
+                    varint(&edit, &mut p);
+                }
+                5 => {
+                    varint(&edit, &mut p);
+                    skip_slice(&mut p);
+                }
+                6 => {
+                    varint(&edit, &mut p);
+                    live.remove(&varint(&edit, &mut p));
+                }
+                7 => {
+                    varint(&edit, &mut p);
+                    live.insert(varint(&edit, &mut p));
+                    varint(&edit, &mut p);
+                    skip_slice(&mut p);
+                    skip_slice(&mut p);
+                }
+                t => panic!("unknown version edit tag {t}"),
+            }
+        }
+    }
+    live
+}
+
+fn summarize_tables(dir: &Path) -> TableSummary {
+    let mut summary = TableSummary::default();
+    for number in live_tables(dir) {
+        let path = dir.join(format!("{number:06}.ldb"));
+        let file = std::fs::read(&path).expect("read table");
+        let n = file.len();
+        assert!(n >= 48, "{path:?}: shorter than a footer");
+        let footer = &file[n - 48..];
+        let magic = u64::from_le_bytes(footer[40..].try_into().unwrap());
+        assert_eq!(magic, 0xdb47_7524_8b80_fb57, "{path:?}: table magic");
+        let mut pos = 0;
+        let (meta_off, meta_size) = (varint(footer, &mut pos), varint(footer, &mut pos));
+        let (index_off, index_size) = (varint(footer, &mut pos), varint(footer, &mut pos));
+        summary.tables += 1;
+
+        let (index, _) = read_block(&file, index_off, index_size);
+        for (_, handle) in block_entries(&index) {
+            let mut p = 0;
+            let (off, size) = (varint(&handle, &mut p), varint(&handle, &mut p));
+            let (_, kind) = read_block(&file, off, size);
+            summary.data_blocks += 1;
+            summary.snappy_data_blocks += usize::from(kind == 1);
+        }
+
+        let (meta, _) = read_block(&file, meta_off, meta_size);
+        for (name, handle) in block_entries(&meta) {
+            let name = String::from_utf8_lossy(&name).into_owned();
+            if name.starts_with("filter.") {
+                let mut p = 0;
+                let (off, size) = (varint(&handle, &mut p), varint(&handle, &mut p));
+                let (filter, _) = read_block(&file, off, size);
+                assert_eq!(
+                    filter.last().copied(),
+                    Some(11),
+                    "{path:?}: filter block base lg (2 KB filter ranges)"
+                );
+            }
+            *summary.meta_names.entry(name).or_default() += 1;
+        }
+    }
+    summary
+}
+
+/// Checks that the tables in `dir` carry what `cfg` asks for: Snappy-compressed
+/// data blocks (compressible data) or none, and LevelDB's bloom filter block
+/// in every table or in none.
+fn check_tables(dir: &Path, cfg: Config, writer: &str) {
+    let s = summarize_tables(dir);
+    assert!(s.tables > 0, "{cfg:?} {writer}: no tables");
+    if cfg.snappy {
+        assert!(
+            s.snappy_data_blocks * 2 > s.data_blocks,
+            "{cfg:?} {writer}: most data blocks should be Snappy-compressed: {s:?}"
+        );
+    } else {
+        assert_eq!(s.snappy_data_blocks, 0, "{cfg:?} {writer}: {s:?}");
+    }
+    let expected: BTreeMap<String, usize> = if cfg.bloom {
+        [("filter.leveldb.BuiltinBloomFilter2".to_string(), s.tables)].into()
+    } else {
+        BTreeMap::new()
+    };
+    assert_eq!(
+        s.meta_names, expected,
+        "{cfg:?} {writer}: metaindex entries"
+    );
+}
+
 const OPS: u32 = 60_000;
 const KEY_SPACE: u32 = 30_000;
 
@@ -349,6 +564,7 @@ fn database_written_by_leveldb_reads_back_in_shale() {
 
         let (_dir, path) = temp_db();
         reference_writes(&path, cfg, &ops);
+        check_tables(&path, cfg, "leveldb");
 
         let db = shale::Db::open(&path, cfg.shale())
             .unwrap_or_else(|e| panic!("{cfg:?} seed {seed:#x}: shale open: {e}"));
@@ -373,6 +589,7 @@ fn database_written_by_shale_reads_back_in_leveldb() {
                 "{cfg:?}: the shale workload should compact below level 0"
             );
         }
+        check_tables(&path, cfg, "shale");
 
         let db = RefDb::open(&path, cfg.reference())
             .unwrap_or_else(|e| panic!("{cfg:?} seed {seed:#x}: reference open: {e}"));
@@ -411,6 +628,8 @@ fn leveldb_then_shale_then_leveldb_agree() {
             );
             verify_shale(&db, &model, cfg);
         }
+        // After the full compaction every table was written by Shale.
+        check_tables(&path, cfg, "shale after compact_range");
 
         let db = RefDb::open(&path, cfg.reference())
             .unwrap_or_else(|e| panic!("{cfg:?} seed {seed:#x}: reference reopen: {e}"));
