@@ -1,0 +1,638 @@
+//! On-disk compatibility with the reference LevelDB 1.23 library.
+//!
+//! Each scenario runs with Snappy on and off and with a bloom filter on and
+//! off. The workloads are deterministic (fixed seeds), large enough that both
+//! engines flush and compact into levels below 0, and contain overwrites and
+//! deletions. Every check compares a database against a `BTreeMap` model:
+//! point reads of every key ever written (deleted ones must be absent), and
+//! full forward and reverse iteration.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::sync::Arc;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use shale_compat::{RefDb, RefOptions};
+
+const WRITE_BUFFER_SIZE: usize = 256 << 10;
+const MAX_FILE_SIZE: usize = 256 << 10;
+const BLOOM_BITS: usize = 10;
+
+/// One configuration both engines are opened with.
+#[derive(Debug, Clone, Copy)]
+struct Config {
+    snappy: bool,
+    bloom: bool,
+}
+
+const CONFIGS: [Config; 4] = [
+    Config {
+        snappy: false,
+        bloom: false,
+    },
+    Config {
+        snappy: false,
+        bloom: true,
+    },
+    Config {
+        snappy: true,
+        bloom: false,
+    },
+    Config {
+        snappy: true,
+        bloom: true,
+    },
+];
+
+impl Config {
+    fn reference(self) -> RefOptions {
+        RefOptions {
+            snappy: self.snappy,
+            bloom_bits_per_key: self.bloom.then_some(BLOOM_BITS as i32),
+            write_buffer_size: WRITE_BUFFER_SIZE,
+            max_file_size: MAX_FILE_SIZE,
+        }
+    }
+
+    fn shale(self) -> shale::Options {
+        shale::Options {
+            create_if_missing: true,
+            compression: if self.snappy {
+                shale::CompressionType::Snappy
+            } else {
+                shale::CompressionType::None
+            },
+            filter_policy: if self.bloom {
+                Some(Arc::new(shale::BloomFilterPolicy::new(BLOOM_BITS)))
+            } else {
+                None
+            },
+            write_buffer_size: WRITE_BUFFER_SIZE,
+            max_file_size: MAX_FILE_SIZE,
+            ..Default::default()
+        }
+    }
+}
+
+/// One mutation of a workload.
+enum Op {
+    Put(Vec<u8>, Vec<u8>),
+    Delete(Vec<u8>),
+}
+
+/// The expected contents, and every key ever touched (to check absences).
+#[derive(Default)]
+struct Model {
+    live: BTreeMap<Vec<u8>, Vec<u8>>,
+    touched: BTreeSet<Vec<u8>>,
+}
+
+impl Model {
+    fn apply(&mut self, op: &Op) {
+        match op {
+            Op::Put(k, v) => {
+                self.touched.insert(k.clone());
+                self.live.insert(k.clone(), v.clone());
+            }
+            Op::Delete(k) => {
+                self.touched.insert(k.clone());
+                self.live.remove(k);
+            }
+        }
+    }
+}
+
+fn key(n: u32) -> Vec<u8> {
+    // Shared prefixes of varying length, and some longer keys, exercise the
+    // blocks' prefix compression.
+    if n.is_multiple_of(7) {
+        format!("user{n:06}/profile/settings").into_bytes()
+    } else {
+        format!("user{n:06}").into_bytes()
+    }
+}
+
+fn value(rng: &mut StdRng, tag: u32) -> Vec<u8> {
+    // Mostly ~100 bytes, partly repetitive so Snappy has something to do;
+    // occasionally empty or a few kilobytes.
+    let len = match rng.gen_range(0..100) {
+        0 => 0,
+        1 => rng.gen_range(2_000..6_000),
+        _ => rng.gen_range(80..120),
+    };
+    let mut v = format!("v{tag}:").into_bytes();
+    let chunk: Vec<u8> = (0..12).map(|_| rng.gen_range(b'a'..=b'z')).collect();
+    while v.len() < len {
+        if rng.gen_bool(0.3) {
+            v.push(rng.gen());
+        } else {
+            v.extend_from_slice(&chunk);
+        }
+    }
+    v.truncate(len);
+    v
+}
+
+/// `n` deterministic operations over a key space of `key_space` keys:
+/// about 85% puts (many of them overwrites) and 15% deletes.
+fn workload(seed: u64, n: u32, key_space: u32) -> Vec<Op> {
+    let mut rng = StdRng::seed_from_u64(seed);
+    (0..n)
+        .map(|i| {
+            let k = key(rng.gen_range(0..key_space));
+            if rng.gen_range(0..100) < 15 {
+                Op::Delete(k)
+            } else {
+                Op::Put(k, value(&mut rng, i))
+            }
+        })
+        .collect()
+}
+
+fn files_below_level0_ref(db: &RefDb) -> u64 {
+    (1..7)
+        .map(|l| {
+            db.property(&format!("leveldb.num-files-at-level{l}"))
+                .and_then(|s| s.trim().parse::<u64>().ok())
+                .unwrap_or(0)
+        })
+        .sum()
+}
+
+fn files_below_level0_shale(db: &shale::Db) -> u64 {
+    (1..7)
+        .map(|l| {
+            db.property(&format!("leveldb.num-files-at-level{l}"))
+                .and_then(|s| s.trim().parse::<u64>().ok())
+                .unwrap_or(0)
+        })
+        .sum()
+}
+
+fn write_ref(db: &RefDb, ops: &[Op]) {
+    for op in ops {
+        match op {
+            Op::Put(k, v) => db.put(k, v).expect("reference put"),
+            Op::Delete(k) => db.delete(k).expect("reference delete"),
+        }
+    }
+}
+
+/// Writes `ops` to Shale, alternating single writes and batches of up to 50.
+fn write_shale(db: &shale::Db, ops: &[Op]) {
+    let wo = shale::WriteOptions::default();
+    for (i, chunk) in ops.chunks(500).enumerate() {
+        if i % 2 == 0 {
+            for op in chunk {
+                match op {
+                    Op::Put(k, v) => db.put(k, v).expect("shale put"),
+                    Op::Delete(k) => db.delete(k).expect("shale delete"),
+                }
+            }
+        } else {
+            for small in chunk.chunks(50) {
+                let mut b = shale::WriteBatch::new();
+                for op in small {
+                    match op {
+                        Op::Put(k, v) => b.put(k, v).expect("batch put"),
+                        Op::Delete(k) => b.delete(k).expect("batch delete"),
+                    }
+                }
+                db.write(&wo, &b).expect("shale batch write");
+            }
+        }
+    }
+}
+
+fn show(k: &[u8]) -> String {
+    String::from_utf8_lossy(k).into_owned()
+}
+
+fn verify_ref(db: &RefDb, model: &Model, cfg: Config) {
+    for k in &model.touched {
+        let got = db.get(k).expect("reference get");
+        assert_eq!(
+            got.as_deref(),
+            model.live.get(k).map(|v| v.as_slice()),
+            "{cfg:?}: reference get of {}",
+            show(k)
+        );
+    }
+    let mut it = db.iter();
+    it.seek_to_first();
+    let mut expected = model.live.iter();
+    while it.valid() {
+        let (k, v) = expected
+            .next()
+            .unwrap_or_else(|| panic!("{cfg:?}: extra key {} forward", show(it.key())));
+        assert_eq!(it.key(), k.as_slice(), "{cfg:?}: forward key order");
+        assert_eq!(
+            it.value(),
+            v.as_slice(),
+            "{cfg:?}: forward value of {}",
+            show(k)
+        );
+        it.next();
+    }
+    it.status().expect("reference forward iteration status");
+    assert!(
+        expected.next().is_none(),
+        "{cfg:?}: forward iteration ended early"
+    );
+
+    it.seek_to_last();
+    let mut expected = model.live.iter().rev();
+    while it.valid() {
+        let (k, v) = expected
+            .next()
+            .unwrap_or_else(|| panic!("{cfg:?}: extra key {} reverse", show(it.key())));
+        assert_eq!(it.key(), k.as_slice(), "{cfg:?}: reverse key order");
+        assert_eq!(
+            it.value(),
+            v.as_slice(),
+            "{cfg:?}: reverse value of {}",
+            show(k)
+        );
+        it.prev();
+    }
+    it.status().expect("reference reverse iteration status");
+    assert!(
+        expected.next().is_none(),
+        "{cfg:?}: reverse iteration ended early"
+    );
+}
+
+fn verify_shale(db: &shale::Db, model: &Model, cfg: Config) {
+    let ro = shale::ReadOptions {
+        verify_checksums: true,
+        ..Default::default()
+    };
+    for k in &model.touched {
+        let got = db.get_with(&ro, k).expect("shale get");
+        assert_eq!(
+            got.as_deref(),
+            model.live.get(k).map(|v| v.as_slice()),
+            "{cfg:?}: shale get of {}",
+            show(k)
+        );
+    }
+    let mut it = db.iter(&ro);
+    it.seek_to_first();
+    let mut expected = model.live.iter();
+    while it.valid() {
+        let (k, v) = expected
+            .next()
+            .unwrap_or_else(|| panic!("{cfg:?}: extra key {} forward", show(it.key())));
+        assert_eq!(it.key(), k.as_slice(), "{cfg:?}: forward key order");
+        assert_eq!(
+            it.value(),
+            v.as_slice(),
+            "{cfg:?}: forward value of {}",
+            show(k)
+        );
+        it.next();
+    }
+    it.status().expect("shale forward iteration status");
+    assert!(
+        expected.next().is_none(),
+        "{cfg:?}: forward iteration ended early"
+    );
+
+    it.seek_to_last();
+    let mut expected = model.live.iter().rev();
+    while it.valid() {
+        let (k, v) = expected
+            .next()
+            .unwrap_or_else(|| panic!("{cfg:?}: extra key {} reverse", show(it.key())));
+        assert_eq!(it.key(), k.as_slice(), "{cfg:?}: reverse key order");
+        assert_eq!(
+            it.value(),
+            v.as_slice(),
+            "{cfg:?}: reverse value of {}",
+            show(k)
+        );
+        it.prev();
+    }
+    it.status().expect("shale reverse iteration status");
+    assert!(
+        expected.next().is_none(),
+        "{cfg:?}: reverse iteration ended early"
+    );
+}
+
+/// What the table files in a database directory say about themselves,
+/// decoded directly from the documented table format.
+#[derive(Debug, Default)]
+struct TableSummary {
+    tables: usize,
+    data_blocks: usize,
+    snappy_data_blocks: usize,
+    /// Names of the metaindex entries, with how many tables had each.
+    meta_names: BTreeMap<String, usize>,
+}
+
+fn varint(buf: &[u8], pos: &mut usize) -> u64 {
+    let mut out = 0u64;
+    for shift in (0..64).step_by(7) {
+        let b = buf[*pos];
+        *pos += 1;
+        out |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return out;
+        }
+    }
+    panic!("varint too long");
+}
+
+/// Reads the block at `handle`, returning its uncompressed contents and its
+/// compression type byte, and checks the masked CRC32C of the trailer.
+fn read_block(file: &[u8], offset: u64, size: u64) -> (Vec<u8>, u8) {
+    let (off, size) = (offset as usize, size as usize);
+    let raw = &file[off..off + size];
+    let kind = file[off + size];
+    let stored = u32::from_le_bytes(file[off + size + 1..off + size + 5].try_into().unwrap());
+    let crc = crc32c(&file[off..off + size + 1]);
+    let masked = crc.rotate_right(15).wrapping_add(0xa282_ead8);
+    assert_eq!(stored, masked, "block at {off}: trailer checksum");
+    let contents = match kind {
+        0 => raw.to_vec(),
+        1 => snap::raw::Decoder::new()
+            .decompress_vec(raw)
+            .expect("snappy block"),
+        t => panic!("block at {off}: unknown compression type {t}"),
+    };
+    (contents, kind)
+}
+
+fn crc32c(data: &[u8]) -> u32 {
+    // Bitwise CRC-32C (Castagnoli, reflected polynomial 0x82F63B78).
+    let mut crc = !0u32;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0x82f6_3b78
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+/// The (key, value) entries of a block, undoing the key prefix compression.
+fn block_entries(block: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let n = block.len();
+    let restarts = u32::from_le_bytes(block[n - 4..].try_into().unwrap()) as usize;
+    let end = n - 4 - 4 * restarts;
+    let mut pos = 0;
+    let mut key = Vec::new();
+    let mut out = Vec::new();
+    while pos < end {
+        let shared = varint(block, &mut pos) as usize;
+        let unshared = varint(block, &mut pos) as usize;
+        let vlen = varint(block, &mut pos) as usize;
+        key.truncate(shared);
+        key.extend_from_slice(&block[pos..pos + unshared]);
+        pos += unshared;
+        out.push((key.clone(), block[pos..pos + vlen].to_vec()));
+        pos += vlen;
+    }
+    out
+}
+
+/// The numbers of the table files the current MANIFEST lists as live: files
+/// left over from an abandoned compaction (LevelDB leaves its partial output
+/// on disk when it closes mid-compaction) are not part of the database.
+fn live_tables(dir: &Path) -> BTreeSet<u64> {
+    let current = std::fs::read_to_string(dir.join("CURRENT")).expect("CURRENT");
+    let data = std::fs::read(dir.join(current.trim_end())).expect("MANIFEST");
+    // Reassemble the log records (32 KB blocks, 7-byte fragment headers).
+    let mut records = Vec::new();
+    let mut record = Vec::new();
+    let mut pos = 0;
+    while pos + 7 <= data.len() {
+        let left_in_block = 32768 - pos % 32768;
+        if left_in_block < 7 {
+            pos += left_in_block;
+            continue;
+        }
+        let len = u16::from_le_bytes([data[pos + 4], data[pos + 5]]) as usize;
+        let kind = data[pos + 6];
+        let payload = &data[pos + 7..pos + 7 + len];
+        pos += 7 + len;
+        match kind {
+            1 => records.push(payload.to_vec()),
+            2 => record = payload.to_vec(),
+            3 => record.extend_from_slice(payload),
+            4 => {
+                record.extend_from_slice(payload);
+                records.push(std::mem::take(&mut record));
+            }
+            _ => break, // zero padding at the end of a block or file
+        }
+    }
+    let mut live = BTreeSet::new();
+    for edit in records {
+        let mut p = 0;
+        while p < edit.len() {
+            let skip_slice = |p: &mut usize| {
+                let n = varint(&edit, p) as usize;
+                *p += n;
+            };
+            match varint(&edit, &mut p) {
+                1 => skip_slice(&mut p),
+                2 | 3 | 4 | 9 => {
+                    varint(&edit, &mut p);
+                }
+                5 => {
+                    varint(&edit, &mut p);
+                    skip_slice(&mut p);
+                }
+                6 => {
+                    varint(&edit, &mut p);
+                    live.remove(&varint(&edit, &mut p));
+                }
+                7 => {
+                    varint(&edit, &mut p);
+                    live.insert(varint(&edit, &mut p));
+                    varint(&edit, &mut p);
+                    skip_slice(&mut p);
+                    skip_slice(&mut p);
+                }
+                t => panic!("unknown version edit tag {t}"),
+            }
+        }
+    }
+    live
+}
+
+fn summarize_tables(dir: &Path) -> TableSummary {
+    let mut summary = TableSummary::default();
+    for number in live_tables(dir) {
+        let path = dir.join(format!("{number:06}.ldb"));
+        let file = std::fs::read(&path).expect("read table");
+        let n = file.len();
+        assert!(n >= 48, "{path:?}: shorter than a footer");
+        let footer = &file[n - 48..];
+        let magic = u64::from_le_bytes(footer[40..].try_into().unwrap());
+        assert_eq!(magic, 0xdb47_7524_8b80_fb57, "{path:?}: table magic");
+        let mut pos = 0;
+        let (meta_off, meta_size) = (varint(footer, &mut pos), varint(footer, &mut pos));
+        let (index_off, index_size) = (varint(footer, &mut pos), varint(footer, &mut pos));
+        summary.tables += 1;
+
+        let (index, _) = read_block(&file, index_off, index_size);
+        for (_, handle) in block_entries(&index) {
+            let mut p = 0;
+            let (off, size) = (varint(&handle, &mut p), varint(&handle, &mut p));
+            let (_, kind) = read_block(&file, off, size);
+            summary.data_blocks += 1;
+            summary.snappy_data_blocks += usize::from(kind == 1);
+        }
+
+        let (meta, _) = read_block(&file, meta_off, meta_size);
+        for (name, handle) in block_entries(&meta) {
+            let name = String::from_utf8_lossy(&name).into_owned();
+            if name.starts_with("filter.") {
+                let mut p = 0;
+                let (off, size) = (varint(&handle, &mut p), varint(&handle, &mut p));
+                let (filter, _) = read_block(&file, off, size);
+                assert_eq!(
+                    filter.last().copied(),
+                    Some(11),
+                    "{path:?}: filter block base lg (2 KB filter ranges)"
+                );
+            }
+            *summary.meta_names.entry(name).or_default() += 1;
+        }
+    }
+    summary
+}
+
+/// Checks that the tables in `dir` carry what `cfg` asks for: Snappy-compressed
+/// data blocks (compressible data) or none, and LevelDB's bloom filter block
+/// in every table or in none.
+fn check_tables(dir: &Path, cfg: Config, writer: &str) {
+    let s = summarize_tables(dir);
+    assert!(s.tables > 0, "{cfg:?} {writer}: no tables");
+    if cfg.snappy {
+        assert!(
+            s.snappy_data_blocks * 2 > s.data_blocks,
+            "{cfg:?} {writer}: most data blocks should be Snappy-compressed: {s:?}"
+        );
+    } else {
+        assert_eq!(s.snappy_data_blocks, 0, "{cfg:?} {writer}: {s:?}");
+    }
+    let expected: BTreeMap<String, usize> = if cfg.bloom {
+        [("filter.leveldb.BuiltinBloomFilter2".to_string(), s.tables)].into()
+    } else {
+        BTreeMap::new()
+    };
+    assert_eq!(
+        s.meta_names, expected,
+        "{cfg:?} {writer}: metaindex entries"
+    );
+}
+
+const OPS: u32 = 60_000;
+const KEY_SPACE: u32 = 30_000;
+
+fn temp_db() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("db");
+    (dir, path)
+}
+
+fn reference_writes(path: &Path, cfg: Config, ops: &[Op]) {
+    let db = RefDb::open(path, cfg.reference()).expect("reference open");
+    write_ref(&db, ops);
+    assert!(
+        files_below_level0_ref(&db) > 0,
+        "{cfg:?}: the reference workload should compact below level 0"
+    );
+}
+
+#[test]
+fn database_written_by_leveldb_reads_back_in_shale() {
+    for (i, cfg) in CONFIGS.into_iter().enumerate() {
+        let seed = 0x5ea1_0001 + i as u64;
+        let ops = workload(seed, OPS, KEY_SPACE);
+        let mut model = Model::default();
+        ops.iter().for_each(|op| model.apply(op));
+
+        let (_dir, path) = temp_db();
+        reference_writes(&path, cfg, &ops);
+        check_tables(&path, cfg, "leveldb");
+
+        let db = shale::Db::open(&path, cfg.shale())
+            .unwrap_or_else(|e| panic!("{cfg:?} seed {seed:#x}: shale open: {e}"));
+        verify_shale(&db, &model, cfg);
+    }
+}
+
+#[test]
+fn database_written_by_shale_reads_back_in_leveldb() {
+    for (i, cfg) in CONFIGS.into_iter().enumerate() {
+        let seed = 0x5ea1_0101 + i as u64;
+        let ops = workload(seed, OPS, KEY_SPACE);
+        let mut model = Model::default();
+        ops.iter().for_each(|op| model.apply(op));
+
+        let (_dir, path) = temp_db();
+        {
+            let db = shale::Db::open(&path, cfg.shale()).expect("shale open");
+            write_shale(&db, &ops);
+            assert!(
+                files_below_level0_shale(&db) > 0,
+                "{cfg:?}: the shale workload should compact below level 0"
+            );
+        }
+        check_tables(&path, cfg, "shale");
+
+        let db = RefDb::open(&path, cfg.reference())
+            .unwrap_or_else(|e| panic!("{cfg:?} seed {seed:#x}: reference open: {e}"));
+        verify_ref(&db, &model, cfg);
+    }
+}
+
+#[test]
+fn leveldb_then_shale_then_leveldb_agree() {
+    for (i, cfg) in CONFIGS.into_iter().enumerate() {
+        let seed = 0x5ea1_0201 + i as u64;
+        let first = workload(seed, OPS, KEY_SPACE);
+        // The second phase reaches past the first key space, so it both
+        // updates and deletes old keys and adds new ones.
+        let second = workload(seed ^ 0xffff, OPS / 3, KEY_SPACE + KEY_SPACE / 3);
+        let mut model = Model::default();
+        first.iter().for_each(|op| model.apply(op));
+
+        let (_dir, path) = temp_db();
+        reference_writes(&path, cfg, &first);
+
+        {
+            let db = shale::Db::open(&path, cfg.shale())
+                .unwrap_or_else(|e| panic!("{cfg:?} seed {seed:#x}: shale open: {e}"));
+            write_shale(&db, &second);
+            second.iter().for_each(|op| model.apply(op));
+            db.compact_range(None, None).expect("shale compact_range");
+            assert!(
+                files_below_level0_shale(&db) > 0,
+                "{cfg:?}: a full compaction leaves files below level 0"
+            );
+            assert_eq!(
+                db.property("leveldb.num-files-at-level0").as_deref(),
+                Some("0"),
+                "{cfg:?}: a full compaction empties level 0"
+            );
+            verify_shale(&db, &model, cfg);
+        }
+        // After the full compaction every table was written by Shale.
+        check_tables(&path, cfg, "shale after compact_range");
+
+        let db = RefDb::open(&path, cfg.reference())
+            .unwrap_or_else(|e| panic!("{cfg:?} seed {seed:#x}: reference reopen: {e}"));
+        verify_ref(&db, &model, cfg);
+    }
+}
