@@ -18,6 +18,7 @@ pub mod error;
 pub mod filter_policy;
 pub mod iterator;
 pub mod keys;
+pub mod memtable;
 pub mod options;
 pub mod snapshot;
 pub mod util;
