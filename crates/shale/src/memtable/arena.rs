@@ -40,7 +40,7 @@ struct BlockHeader {
 }
 
 const HEADER_SIZE: usize = std::mem::size_of::<BlockHeader>();
-const _: () = assert!(HEADER_SIZE % ALIGN == 0);
+const _: () = assert!(HEADER_SIZE.is_multiple_of(ALIGN));
 
 /// Allocations above this size get a dedicated block.
 const LARGE_THRESHOLD: usize = BLOCK_SIZE / 4;

@@ -292,25 +292,22 @@ fn random_history_matches_model() {
         }
     }
     // Internal order: user key ascending, sequence descending.
-    let mut expected: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-    let mut by_user: BTreeMap<&[u8], Vec<(u64, &Option<Vec<u8>>)>> = BTreeMap::new();
-    for ((k, s), v) in &model {
-        by_user.entry(k).or_default().push((*s, v));
-    }
-    for (k, mut versions) in by_user {
-        versions.sort_by(|a, b| b.0.cmp(&a.0));
-        for (s, v) in versions {
-            let t = if v.is_some() {
-                ValueType::Value
-            } else {
-                ValueType::Deletion
+    let mut versions: Vec<_> = model
+        .iter()
+        .map(|((k, s), v)| (&k[..], std::cmp::Reverse(*s), v))
+        .collect();
+    versions.sort();
+    let expected: Vec<(Vec<u8>, Vec<u8>)> = versions
+        .into_iter()
+        .map(|(k, std::cmp::Reverse(s), v)| {
+            let t = match v {
+                Some(_) => ValueType::Value,
+                None => ValueType::Deletion,
             };
-            expected.push((
-                InternalKey::new(k, s, t).encoded().to_vec(),
-                v.clone().unwrap_or_default(),
-            ));
-        }
-    }
+            let ikey = InternalKey::new(k, s, t).encoded().to_vec();
+            (ikey, v.clone().unwrap_or_default())
+        })
+        .collect();
     let mut it = mem.iter();
     it.seek_to_first();
     for (k, v) in &expected {
