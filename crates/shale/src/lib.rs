@@ -21,6 +21,7 @@ pub mod error;
 pub mod filter_policy;
 pub mod iterator;
 pub mod keys;
+pub mod log;
 pub mod memtable;
 pub mod options;
 pub mod snapshot;
