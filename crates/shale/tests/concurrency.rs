@@ -65,8 +65,10 @@ fn concurrent_writers_and_readers() {
                         .unwrap();
                     if i % 50 == 0 {
                         let mut b = WriteBatch::new();
-                        b.put(format!("pair{w}-a").as_bytes(), format!("{i}").as_bytes());
-                        b.put(format!("pair{w}-b").as_bytes(), format!("{i}").as_bytes());
+                        b.put(format!("pair{w}-a").as_bytes(), format!("{i}").as_bytes())
+                            .unwrap();
+                        b.put(format!("pair{w}-b").as_bytes(), format!("{i}").as_bytes())
+                            .unwrap();
                         db.write(&WriteOptions { sync: i % 500 == 0 }, &b).unwrap();
                     }
                 }

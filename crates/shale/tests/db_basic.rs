@@ -83,10 +83,10 @@ fn batches_are_atomic_and_ordered() {
     let db = Db::open("/db", mem_options(&fs)).unwrap();
     db.put(b"a", b"old").unwrap();
     let mut b = WriteBatch::new();
-    b.put(b"a", b"1");
-    b.put(b"b", b"2");
-    b.delete(b"a");
-    b.put(b"c", b"3");
+    b.put(b"a", b"1").unwrap();
+    b.put(b"b", b"2").unwrap();
+    b.delete(b"a").unwrap();
+    b.put(b"c", b"3").unwrap();
     db.write(&WriteOptions { sync: true }, &b).unwrap();
     assert_eq!(
         collect(&db),

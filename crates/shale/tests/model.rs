@@ -135,10 +135,10 @@ fn run(seed: u64, steps: usize) {
                     let k = key(&mut rng);
                     if rng.gen_bool(0.7) {
                         let v = value(&mut rng);
-                        b.put(&k, &v);
+                        b.put(&k, &v).unwrap();
                         model.insert(k, v);
                     } else {
-                        b.delete(&k);
+                        b.delete(&k).unwrap();
                         model.remove(&k);
                     }
                 }

@@ -86,8 +86,10 @@ impl DbInner {
                     None => m.done = true,
                     Some(c) => {
                         // Continue after this compaction's range next time.
-                        let (_, largest) =
-                            crate::version::version::key_range(self_icmp(c), &c.inputs[0]);
+                        let (_, largest) = crate::version::version::key_range(
+                            c.input_version.icmp(),
+                            &c.inputs[0],
+                        );
                         m.begin = Some(largest);
                     }
                 }
@@ -117,7 +119,10 @@ impl DbInner {
             ));
         } else {
             let result = self.do_compaction_work(st, &mut c);
-            self.finish_outputs(st, &c);
+            // The single background thread is the only writer of tables, so
+            // once its compaction is over no pending output remains: good
+            // outputs are in the current version, failed ones are garbage.
+            st.pending_outputs.clear();
             result?;
             self.delete_obsolete_files(st);
         }
@@ -253,7 +258,7 @@ impl DbInner {
                 }
                 if !drop {
                     if current.is_none() {
-                        current = Some(self.open_output(c)?);
+                        current = Some(self.open_output()?);
                     }
                     if let Some(out) = current.as_mut() {
                         if out.builder.num_entries() == 0 {
@@ -309,7 +314,7 @@ impl DbInner {
         Ok(())
     }
 
-    fn open_output(&self, _c: &Compaction) -> Result<Output> {
+    fn open_output(&self) -> Result<Output> {
         let number = {
             let mut st = self.state.lock();
             let n = st.versions.new_file_number();
@@ -354,14 +359,6 @@ impl DbInner {
             InternalKey::from_encoded(out.largest),
         ));
         Ok(())
-    }
-
-    /// Releases the output numbers of a finished (or failed) compaction. The
-    /// single background thread is the only writer of tables, so once its
-    /// compaction is over no pending output remains: successful outputs are
-    /// in the current version, failed ones are garbage.
-    fn finish_outputs(&self, st: &mut State, _c: &Compaction) {
-        st.pending_outputs.clear();
     }
 
     /// Deletes files that no version, pending output or live log needs.
@@ -474,8 +471,4 @@ impl DbInner {
         self.work_done_cv.notify_all();
         Ok(())
     }
-}
-
-fn self_icmp(c: &Compaction) -> &crate::keys::InternalKeyComparator {
-    c.input_version.icmp()
 }

@@ -499,9 +499,7 @@ impl DbInner {
         let paranoid = self.options.paranoid_checks;
         let first_error: Arc<Mutex<Option<Error>>> = Arc::default();
         let sink = first_error.clone();
-        let info = format!("{}", path.display());
-        let reporter: Box<dyn FnMut(u64, &Error) + Send> = Box::new(move |bytes, err| {
-            let _ = (&info, bytes);
+        let reporter: Box<dyn FnMut(u64, &Error) + Send> = Box::new(move |_bytes, err| {
             let mut slot = sink.lock();
             if slot.is_none() {
                 *slot = Some(err.duplicate());

@@ -212,7 +212,6 @@ impl VersionSet {
         let mut prev_log_number = None;
         let mut next_file = None;
         let mut last_sequence = None;
-        let mut read_records = 0u64;
 
         let mut reader = log::Reader::new(file, manifest_path.clone(), None, true, 0);
         let mut scratch = Vec::new();
@@ -221,7 +220,6 @@ impl VersionSet {
                 None => break,
                 Some(record) => VersionEdit::decode(record),
             };
-            read_records += 1;
             let offset = reader.last_record_offset();
             let edit = edit.map_err(|e| e.in_file(&manifest_path, Some(offset)))?;
             if let Some(name) = &edit.comparator {
@@ -247,7 +245,6 @@ impl VersionSet {
         let log_number = log_number.ok_or_else(|| missing("log-number"))?;
         let last_sequence = last_sequence.ok_or_else(|| missing("last-sequence-number"))?;
         let prev_log_number = prev_log_number.unwrap_or(0);
-        let _ = read_records;
 
         self.mark_file_number_used(prev_log_number);
         self.mark_file_number_used(log_number);
@@ -415,7 +412,6 @@ impl VersionSet {
             let mut expanded0 =
                 current.overlapping_inputs(level, Some(&all_start), Some(&all_limit));
             add_boundary_inputs(&self.icmp, &current.files[level], &mut expanded0);
-            let inputs0_size = total_file_size(&c.inputs[0]);
             let inputs1_size = total_file_size(&c.inputs[1]);
             let expanded0_size = total_file_size(&expanded0);
             let limit = 25 * self.options.max_file_size as u64;
@@ -425,7 +421,6 @@ impl VersionSet {
                     current.overlapping_inputs(level + 1, Some(&new_start), Some(&new_limit));
                 add_boundary_inputs(&self.icmp, &current.files[level + 1], &mut expanded1);
                 if expanded1.len() == c.inputs[1].len() {
-                    let _ = inputs0_size;
                     c.inputs[0] = expanded0;
                     c.inputs[1] = expanded1;
                     let all: Vec<_> = c.inputs[0]

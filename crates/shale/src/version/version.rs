@@ -106,30 +106,22 @@ impl Version {
         let mut first_searched: Option<(Arc<FileMetaData>, usize)> = None;
         let mut searched = 0usize;
 
-        // Level 0: every overlapping file, newest first.
-        let mut l0: Vec<&Arc<FileMetaData>> = self.files[0]
+        // Level 0: every overlapping file, newest (highest number, last) first;
+        // then at most one file per deeper level, found by binary search.
+        let l0 = self.files[0]
             .iter()
+            .rev()
             .filter(|f| {
                 ucmp.compare(user_key, f.smallest.user_key()) != Ordering::Less
                     && ucmp.compare(user_key, f.largest.user_key()) != Ordering::Greater
             })
-            .collect();
-        l0.sort_by(|a, b| b.number.cmp(&a.number));
-
-        let mut candidates: Vec<(&Arc<FileMetaData>, usize)> =
-            l0.into_iter().map(|f| (f, 0)).collect();
-        for level in 1..NUM_LEVELS {
+            .map(|f| (f, 0));
+        let deeper = (1..NUM_LEVELS).filter_map(|level| {
             let files = &self.files[level];
-            if files.is_empty() {
-                continue;
-            }
-            let i = find_file(&self.icmp, files, ikey);
-            if i < files.len()
-                && ucmp.compare(user_key, files[i].smallest.user_key()) != Ordering::Less
-            {
-                candidates.push((&files[i], level));
-            }
-        }
+            let f = files.get(find_file(&self.icmp, files, ikey))?;
+            (ucmp.compare(user_key, f.smallest.user_key()) != Ordering::Less).then_some((f, level))
+        });
+        let candidates = l0.chain(deeper);
 
         for (f, level) in candidates {
             searched += 1;
@@ -324,9 +316,8 @@ impl Version {
         fill_cache: bool,
         out: &mut Vec<Box<dyn InternalIterator>>,
     ) {
-        let mut l0: Vec<&Arc<FileMetaData>> = self.files[0].iter().collect();
-        l0.sort_by(|a, b| b.number.cmp(&a.number));
-        for f in l0 {
+        // Newest level-0 file first.
+        for f in self.files[0].iter().rev() {
             match tc.iter(f.number, f.file_size, verify_checksums, fill_cache) {
                 Ok(it) => out.push(it),
                 Err(e) => out.push(Box::new(crate::iterator::EmptyIterator::with_error(e))),
