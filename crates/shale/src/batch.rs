@@ -69,9 +69,23 @@ impl Default for WriteBatch {
 impl WriteBatch {
     /// An empty batch.
     pub fn new() -> WriteBatch {
-        WriteBatch {
-            rep: vec![0; HEADER_SIZE],
-        }
+        WriteBatch::with_capacity(0)
+    }
+
+    /// An empty batch with room for about `bytes` bytes of updates (each
+    /// update takes its key and value plus a few bytes), so that filling it
+    /// does not reallocate.
+    ///
+    /// ```
+    /// let mut batch = shale::WriteBatch::with_capacity(64);
+    /// batch.put(b"key", b"value")?;
+    /// assert_eq!(batch.count(), 1);
+    /// # Ok::<(), shale::Error>(())
+    /// ```
+    pub fn with_capacity(bytes: usize) -> WriteBatch {
+        let mut rep = Vec::with_capacity(HEADER_SIZE.saturating_add(bytes));
+        rep.resize(HEADER_SIZE, 0);
+        WriteBatch { rep }
     }
 
     /// Adds "set `key` to `value`".

@@ -8,7 +8,7 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use crate::comparator::Comparator;
+use crate::comparator::{compare_bytes, Comparator};
 use crate::util::coding::{decode_fixed64, put_fixed64, put_varint32, varint_length};
 
 /// A write's position in the history of the database.
@@ -151,12 +151,15 @@ impl std::fmt::Debug for InternalKey {
 #[derive(Clone)]
 pub struct InternalKeyComparator {
     user: Arc<dyn Comparator>,
+    /// `user.is_bytewise()`, cached: user keys are then compared inline.
+    bytewise: bool,
 }
 
 impl InternalKeyComparator {
     /// Wraps a user comparator.
     pub fn new(user: Arc<dyn Comparator>) -> InternalKeyComparator {
-        InternalKeyComparator { user }
+        let bytewise = user.is_bytewise();
+        InternalKeyComparator { user, bytewise }
     }
 
     /// The user comparator.
@@ -164,10 +167,21 @@ impl InternalKeyComparator {
         &self.user
     }
 
+    /// Compares two user keys with the user comparator (inline when it is
+    /// the bytewise order).
+    #[inline]
+    pub fn compare_user_keys(&self, a: &[u8], b: &[u8]) -> Ordering {
+        if self.bytewise {
+            compare_bytes(a, b)
+        } else {
+            self.user.compare(a, b)
+        }
+    }
+
     /// Compares two encoded internal keys.
     #[inline]
     pub fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
-        match self.user.compare(extract_user_key(a), extract_user_key(b)) {
+        match self.compare_user_keys(extract_user_key(a), extract_user_key(b)) {
             Ordering::Equal => extract_trailer(b).cmp(&extract_trailer(a)),
             o => o,
         }

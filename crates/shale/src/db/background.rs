@@ -415,15 +415,23 @@ impl DbInner {
 
     /// Switches to a new memtable and waits until the old one is a table.
     pub(crate) fn flush_memtable(&self) -> Result<()> {
-        // Go through the writer queue so that the switch is ordered with writes.
+        // Take the write path like a leader, so that the switch is ordered
+        // with writes and no leader switches memtables at the same time.
         let mut st = self.state.lock();
-        while !st.writers.is_empty() {
-            self.work_done_cv
-                .wait_for(&mut st, std::time::Duration::from_millis(1));
+        while st.writing {
+            self.work_done_cv.wait(&mut st);
         }
-        if !st.mem.is_empty() {
-            self.make_room_for_write(&mut st, true)?;
+        st.writing = true;
+        let switched = if st.mem.is_empty() {
+            Ok(())
+        } else {
+            self.make_room_for_write(&mut st, true)
+        };
+        st.writing = false;
+        if let Some(next) = st.writers.front() {
+            next.wake();
         }
+        switched?;
         while st.imm.is_some() {
             if let Some(e) = &st.bg_error {
                 return Err(e.duplicate());

@@ -75,7 +75,10 @@ pub(crate) struct State {
     pub(crate) imm: Option<Arc<MemTable>>,
     pub(crate) logfile_number: u64,
     pub(crate) versions: VersionSet,
+    /// Writers waiting behind the current leader, in arrival order.
     pub(crate) writers: VecDeque<Arc<Writer>>,
+    /// True while a leader (or a forced memtable switch) owns the write path.
+    pub(crate) writing: bool,
     pub(crate) bg_error: Option<Error>,
     pub(crate) manual: Option<ManualCompaction>,
     pub(crate) pending_outputs: BTreeSet<u64>,
@@ -193,6 +196,7 @@ impl Db {
             logfile_number: 0,
             versions,
             writers: VecDeque::new(),
+            writing: false,
             bg_error: None,
             manual: None,
             pending_outputs: BTreeSet::new(),
@@ -248,7 +252,7 @@ impl Db {
 
     /// Sets `key` to `value` with explicit write options.
     pub fn put_with(&self, opts: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
-        let mut batch = WriteBatch::new();
+        let mut batch = WriteBatch::with_capacity(key.len() + value.len() + 16);
         batch.put(key, value)?;
         self.inner.write_batch(opts, batch)
     }
@@ -260,7 +264,7 @@ impl Db {
 
     /// Removes `key` with explicit write options.
     pub fn delete_with(&self, opts: &WriteOptions, key: &[u8]) -> Result<()> {
-        let mut batch = WriteBatch::new();
+        let mut batch = WriteBatch::with_capacity(key.len() + 8);
         batch.delete(key)?;
         self.inner.write_batch(opts, batch)
     }

@@ -26,43 +26,73 @@ use crate::version::version::{L0_SLOWDOWN_WRITES_TRIGGER, L0_STOP_WRITES_TRIGGER
 /// Upper bound of a write group's size in bytes.
 const MAX_GROUP_BYTES: usize = 1 << 20;
 
-/// A queued write.
+/// A write waiting in the queue behind the current leader.
 pub(crate) struct Writer {
+    /// The update; a leader that takes it into its group leaves `None`.
     batch: Mutex<Option<WriteBatch>>,
     sync: bool,
+    /// Set (under the state mutex) by the leader that wrote the batch.
     done: Mutex<Option<Result<()>>>,
     cv: Condvar,
 }
 
+impl Writer {
+    /// Wakes the writer's thread (to lead, when it is at the queue's front).
+    pub(crate) fn wake(&self) {
+        self.cv.notify_one();
+    }
+}
+
 impl DbInner {
     /// Writes `batch` (an empty batch only waits for earlier writes and room).
+    ///
+    /// A writer that finds no leader and no queue leads at once, without
+    /// allocating; otherwise it queues and either finds its batch written by
+    /// a leader's group or becomes the leader when it reaches the front.
     pub(crate) fn write_batch(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
+        let mut st = self.state.lock();
+        if !st.writing && st.writers.is_empty() {
+            st.writing = true;
+            return self.lead(st, batch, opts.sync);
+        }
         let w = Arc::new(Writer {
             batch: Mutex::new(Some(batch)),
             sync: opts.sync,
             done: Mutex::new(None),
             cv: Condvar::new(),
         });
-        let mut st = self.state.lock();
         st.writers.push_back(w.clone());
         loop {
             if let Some(r) = w.done.lock().take() {
                 return r;
             }
-            if st.writers.front().is_some_and(|f| Arc::ptr_eq(f, &w)) {
-                break;
+            if !st.writing && st.writers.front().is_some_and(|f| Arc::ptr_eq(f, &w)) {
+                st.writers.pop_front();
+                st.writing = true;
+                let batch = w.batch.lock().take().unwrap_or_default();
+                return self.lead(st, batch, w.sync);
             }
             w.cv.wait(&mut st);
         }
+    }
 
-        // This writer leads.
+    /// Runs one write group as its leader: makes room, takes the writes
+    /// queued behind (see [`take_group`]), logs and applies them without the
+    /// state mutex, then publishes the sequence and wakes the members and the
+    /// next leader. The caller has set `st.writing`.
+    fn lead<'a>(
+        &'a self,
+        mut st: MutexGuard<'a, State>,
+        batch: WriteBatch,
+        sync: bool,
+    ) -> Result<()> {
+        let mut members = Vec::new();
         let mut result = self.make_room_for_write(&mut st, false);
-        let mut group_len = 1;
         if result.is_ok() {
-            let (mut group, n, sync) = build_group(&st);
-            group_len = n;
+            let mut group = batch;
+            take_group(&mut st, &mut group, sync, &mut members);
             let last = st.versions.last_sequence;
-            let count = group.count() as u64;
+            let count = u64::from(group.count());
             group.set_sequence(last + 1);
             let mem = st.mem.clone();
             drop(st);
@@ -78,22 +108,19 @@ impl DbInner {
                 }
             }
         }
-
-        for _ in 0..group_len {
-            let Some(member) = st.writers.pop_front() else {
-                break;
-            };
-            if !Arc::ptr_eq(&member, &w) {
-                *member.done.lock() = Some(match &result {
-                    Ok(()) => Ok(()),
-                    Err(e) => Err(e.duplicate()),
-                });
-                member.cv.notify_one();
-            }
+        for member in members {
+            *member.done.lock() = Some(match &result {
+                Ok(()) => Ok(()),
+                Err(e) => Err(e.duplicate()),
+            });
+            member.cv.notify_one();
         }
+        st.writing = false;
         if let Some(next) = st.writers.front() {
             next.cv.notify_one();
         }
+        // A forced memtable switch may be waiting for the write path.
+        self.work_done_cv.notify_all();
         result
     }
 
@@ -170,15 +197,15 @@ impl DbInner {
     }
 }
 
-/// Takes the leader's batch and those queued behind it (up to a size limit,
-/// and never a sync write into a non-sync leader's group).
-fn build_group(st: &State) -> (WriteBatch, usize, bool) {
-    let mut iter = st.writers.iter();
-    let Some(leader) = iter.next() else {
-        return (WriteBatch::new(), 0, false);
-    };
-    let mut group = leader.batch.lock().take().unwrap_or_default();
-    let sync = leader.sync;
+/// Moves the batches queued behind the leader into its `group` (up to a
+/// size limit, and never a sync write into a non-sync leader's group),
+/// popping their writers into `members`.
+fn take_group(
+    st: &mut State,
+    group: &mut WriteBatch,
+    sync: bool,
+    members: &mut Vec<Arc<Writer>>,
+) {
     let first_size = group.approximate_size();
     // Small leaders do not wait for big groups.
     let max = if first_size <= 128 << 10 {
@@ -186,23 +213,21 @@ fn build_group(st: &State) -> (WriteBatch, usize, bool) {
     } else {
         MAX_GROUP_BYTES
     };
-    let mut n = 1;
     let mut size = first_size;
-    for w in iter {
+    while let Some(w) = st.writers.front() {
         if w.sync && !sync {
             break;
         }
         let mut slot = w.batch.lock();
         let Some(b) = slot.as_ref() else { break };
         size += b.approximate_size();
-        if size > max {
-            break;
-        }
-        if group.append(b).is_err() {
+        if size > max || group.append(b).is_err() {
             break;
         }
         slot.take();
-        n += 1;
+        drop(slot);
+        if let Some(w) = st.writers.pop_front() {
+            members.push(w);
+        }
     }
-    (group, n, sync)
 }

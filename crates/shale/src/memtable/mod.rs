@@ -19,7 +19,6 @@ pub mod skiplist;
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use crate::comparator::Comparator;
 use crate::error::Result;
 use crate::iterator::InternalIterator;
 use crate::keys::{
@@ -60,6 +59,23 @@ fn split_internal_key(ikey: &[u8]) -> (&[u8], u64) {
     }
 }
 
+/// The user key and trailer of an entry; a single-byte length prefix (keys
+/// under 120 bytes) takes the short path.
+#[inline(always)]
+fn entry_user_key_and_tag(entry: &[u8]) -> (&[u8], u64) {
+    if let Some((&len, rest)) = entry.split_first() {
+        let len = usize::from(len);
+        if (8..0x80).contains(&len) {
+            if let Some((user, tag)) = rest.get(..len).and_then(|k| k.split_at_checked(len - 8)) {
+                if let Ok(tag) = <[u8; 8]>::try_from(tag) {
+                    return (user, u64::from_le_bytes(tag));
+                }
+            }
+        }
+    }
+    split_internal_key(entry_key(entry))
+}
+
 /// Writes `v` as a varint at the start of `dst`; returns the bytes written.
 /// `dst` must have room (`varint_length(v)` bytes).
 #[inline]
@@ -88,7 +104,7 @@ impl MemTableKeyComparator {
 
     #[inline]
     fn compare_user_keys(&self, a: &[u8], b: &[u8]) -> Ordering {
-        Comparator::compare(&**self.icmp.user_comparator(), a, b)
+        self.icmp.compare_user_keys(a, b)
     }
 }
 
@@ -117,9 +133,9 @@ impl KeyComparator for MemTableKeyComparator {
         MemKey::from_internal_key(entry_key(key))
     }
 
-    #[inline]
+    #[inline(always)]
     fn compare_key(&self, entry: &[u8], key: &MemKey<'_>) -> Ordering {
-        let (user, tag) = split_internal_key(entry_key(entry));
+        let (user, tag) = entry_user_key_and_tag(entry);
         match self.compare_user_keys(user, key.user_key) {
             // Higher trailers (newer) sort first.
             Ordering::Equal => key.trailer.cmp(&tag),

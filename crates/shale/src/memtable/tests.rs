@@ -2,7 +2,7 @@
 //! internal-key iterator.
 
 use super::*;
-use crate::comparator::BytewiseComparator;
+use crate::comparator::{BytewiseComparator, Comparator};
 use crate::keys::{parse_internal_key, InternalKey};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
