@@ -59,7 +59,9 @@ pub fn compare_bytes(a: &[u8], b: &[u8]) -> Ordering {
         return a.cmp(b);
     }
     let (mut x, mut y) = (&a[..n], &b[..n]);
-    while let (Some((xw, xr)), Some((yw, yr))) = (x.split_first_chunk::<8>(), y.split_first_chunk::<8>()) {
+    while let (Some((xw, xr)), Some((yw, yr))) =
+        (x.split_first_chunk::<8>(), y.split_first_chunk::<8>())
+    {
         let (xv, yv) = (u64::from_be_bytes(*xw), u64::from_be_bytes(*yw));
         if xv != yv {
             return xv.cmp(&yv);
@@ -145,7 +147,10 @@ mod tests {
             assert_eq!(compare_bytes(&b, &a), b.cmp(&a), "{b:?} vs {a:?}");
         }
         assert_eq!(compare_bytes(b"", b""), Ordering::Equal);
-        assert_eq!(compare_bytes(b"0000000000000001", b"0000000000000002"), Ordering::Less);
+        assert_eq!(
+            compare_bytes(b"0000000000000001", b"0000000000000002"),
+            Ordering::Less
+        );
         assert_eq!(compare_bytes(&[0xff; 9], &[0xff; 8]), Ordering::Greater);
         assert!(BytewiseComparator.is_bytewise());
     }

@@ -200,12 +200,7 @@ impl DbInner {
 /// Moves the batches queued behind the leader into its `group` (up to a
 /// size limit, and never a sync write into a non-sync leader's group),
 /// popping their writers into `members`.
-fn take_group(
-    st: &mut State,
-    group: &mut WriteBatch,
-    sync: bool,
-    members: &mut Vec<Arc<Writer>>,
-) {
+fn take_group(st: &mut State, group: &mut WriteBatch, sync: bool, members: &mut Vec<Arc<Writer>>) {
     let first_size = group.approximate_size();
     // Small leaders do not wait for big groups.
     let max = if first_size <= 128 << 10 {

@@ -26,6 +26,13 @@ pub trait RandomAccessFile: Send + Sync {
     /// Reads into `buf` from `offset`, as much as the file holds up to
     /// `buf.len()`; returns the count (short only at the end of the file).
     fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize>;
+
+    /// The whole file as one slice, when it is mapped into memory; readers
+    /// then take their bytes from it without a copy or a system call.
+    /// The default is `None`.
+    fn mapped(&self) -> Option<&[u8]> {
+        None
+    }
 }
 
 /// A file written from front to back.

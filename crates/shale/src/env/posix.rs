@@ -3,12 +3,21 @@
 //! Writable files keep a 64 KiB user-space buffer so that small appends (log
 //! records, table blocks) cost no system call; `flush` hands the buffer to the
 //! kernel and `sync` adds an fdatasync.
+//!
+//! Random-access files (tables) are mapped into memory, up to
+//! [`MAX_MAPPED_FILES`] at once, so that a block read is a slice of the
+//! mapping instead of a `pread` system call and a copy; beyond that budget,
+//! or where mapping fails, they are read with `pread`. A table is never
+//! written again once it is opened for reading, so the mapping is stable as
+//! long as no other program truncates the file (which, as with LevelDB's
+//! mapped tables, would fault the process).
 
 use std::collections::HashSet;
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use super::{FileLock, FileSystem, RandomAccessFile, SequentialFile, WritableFile};
@@ -78,6 +87,65 @@ impl RandomAccessFile for PosixRandomAccess {
         }
         Ok(done)
     }
+}
+
+/// Tables mapped at most at once (LevelDB's limit on 64-bit systems).
+pub const MAX_MAPPED_FILES: usize = 1000;
+
+/// Mappings currently held by this process.
+static MAPPED_FILES: AtomicUsize = AtomicUsize::new(0);
+
+/// One slot of the mapping budget, returned on drop.
+struct MapSlot;
+
+impl MapSlot {
+    fn acquire() -> Option<MapSlot> {
+        MAPPED_FILES
+            .fetch_update(AtomicOrdering::AcqRel, AtomicOrdering::Acquire, |n| {
+                (n < MAX_MAPPED_FILES).then_some(n + 1)
+            })
+            .ok()
+            .map(|_| MapSlot)
+    }
+}
+
+impl Drop for MapSlot {
+    fn drop(&mut self) {
+        MAPPED_FILES.fetch_sub(1, AtomicOrdering::AcqRel);
+    }
+}
+
+/// A table file mapped into memory.
+struct PosixMapped {
+    map: memmap2::Mmap,
+    _slot: MapSlot,
+}
+
+impl RandomAccessFile for PosixMapped {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        let data: &[u8] = &self.map;
+        let start = usize::try_from(offset).map_or(data.len(), |o| o.min(data.len()));
+        let n = buf.len().min(data.len() - start);
+        buf[..n].copy_from_slice(&data[start..start + n]);
+        Ok(n)
+    }
+
+    fn mapped(&self) -> Option<&[u8]> {
+        Some(&self.map)
+    }
+}
+
+/// Maps `file` if the budget allows; `None` means "read it with pread".
+fn try_map(file: &File) -> Option<PosixMapped> {
+    let slot = MapSlot::acquire()?;
+    // SAFETY: the mapping is read-only and private to this handle. Mapped
+    // files are tables, which the engine writes completely and closes before
+    // opening them for reading and never modifies afterwards (it deletes
+    // them only once no reader holds them; an unlinked file stays mapped
+    // intact). Only a truncation by another program could invalidate the
+    // pages, the same exposure LevelDB accepts for its mapped tables.
+    let map = unsafe { memmap2::Mmap::map(file) }.ok()?;
+    Some(PosixMapped { map, _slot: slot })
 }
 
 struct PosixWritable {
@@ -192,6 +260,9 @@ impl FileSystem for PosixFs {
 
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>> {
         let file = File::open(path).map_err(|e| Error::io(path, e))?;
+        if let Some(mapped) = try_map(&file) {
+            return Ok(Arc::new(mapped));
+        }
         Ok(Arc::new(PosixRandomAccess {
             path: path.to_path_buf(),
             file,

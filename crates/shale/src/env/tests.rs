@@ -70,3 +70,69 @@ fn posix_fs_behaves() {
 fn mem_fs_behaves() {
     exercise(&MemFs::new(), Path::new("/mem/db"));
 }
+
+/// Posix random-access files are mapped while the budget lasts: the mapping
+/// holds the file's bytes, reads through it match, an empty file maps to an
+/// empty slice, and a file stays readable after it is unlinked.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn posix_random_access_files_are_mapped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fs = PosixFs::new();
+    let path = tmp.path().join("t");
+    let data: Vec<u8> = (0..50_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    let mut w = fs.new_writable_file(&path).unwrap();
+    w.append(&data).unwrap();
+    w.close().unwrap();
+
+    let r = fs.new_random_access_file(&path).unwrap();
+    assert_eq!(r.mapped(), Some(&data[..]));
+    let mut buf = vec![0u8; 1000];
+    assert_eq!(
+        r.read_at(49_500, &mut buf).unwrap(),
+        500,
+        "short at the end"
+    );
+    assert_eq!(&buf[..500], &data[49_500..]);
+    assert_eq!(r.read_at(60_000, &mut buf).unwrap(), 0, "past the end");
+
+    fs.remove_file(&path).unwrap();
+    assert_eq!(r.mapped().map(|m| m[12_345]), Some(data[12_345]));
+
+    let empty = tmp.path().join("e");
+    fs.new_writable_file(&empty).unwrap().close().unwrap();
+    let r = fs.new_random_access_file(&empty).unwrap();
+    assert_eq!(r.read_at(0, &mut buf).unwrap(), 0);
+    assert!(r.mapped().is_none_or(|m| m.is_empty()));
+}
+
+/// Beyond the mapping budget files are read with pread, and they read the same.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn posix_falls_back_to_pread_beyond_the_mapping_budget() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fs = PosixFs::new();
+    let path = tmp.path().join("t");
+    let mut w = fs.new_writable_file(&path).unwrap();
+    w.append(b"0123456789").unwrap();
+    w.close().unwrap();
+    let mut open = Vec::new();
+    let mut unmapped = None;
+    for _ in 0..=posix::MAX_MAPPED_FILES {
+        let r = fs.new_random_access_file(&path).unwrap();
+        if r.mapped().is_none() {
+            unmapped = Some(r);
+            break;
+        }
+        open.push(r);
+    }
+    let r = unmapped.expect("the budget runs out");
+    let mut buf = [0u8; 4];
+    assert_eq!(r.read_at(8, &mut buf).unwrap(), 2);
+    assert_eq!(&buf[..2], b"89");
+    drop(open);
+    assert!(
+        fs.new_random_access_file(&path).unwrap().mapped().is_some(),
+        "slots come back"
+    );
+}

@@ -1017,7 +1017,11 @@ mod tests {
             let len = rng.gen_range(1..40u64);
             let descending = rng.gen_bool(0.3);
             for j in 0..len {
-                let k = if descending { start + len - j } else { start + j };
+                let k = if descending {
+                    start + len - j
+                } else {
+                    start + j
+                };
                 let fresh = model.insert(k);
                 assert_eq!(list.insert(&key(k)), fresh, "seed {seed}, key {k}");
             }

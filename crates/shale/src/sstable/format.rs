@@ -163,27 +163,53 @@ pub fn read_block_contents(
             ))
         }
     };
-    // One allocation: the contents and the trailer, read together.
-    let mut buf = vec![0u8; n + BLOCK_TRAILER_SIZE];
-    let got = file.read_at(handle.offset, &mut buf)?;
-    if got != buf.len() {
-        return Err(Error::bad_data("truncated block read"));
+    // A mapped file lends the bytes; otherwise one allocation holds the
+    // contents and the trailer, read together.
+    let mapped = match file.mapped() {
+        Some(map) => Some(
+            usize::try_from(handle.offset)
+                .ok()
+                .and_then(|o| map.get(o..o.checked_add(n + BLOCK_TRAILER_SIZE)?))
+                .ok_or_else(|| Error::bad_data("truncated block read"))?,
+        ),
+        None => None,
+    };
+    let mut owned = Vec::new();
+    if mapped.is_none() {
+        owned = vec![0u8; n + BLOCK_TRAILER_SIZE];
+        let got = file.read_at(handle.offset, &mut owned)?;
+        if got != owned.len() {
+            return Err(Error::bad_data("truncated block read"));
+        }
     }
-    let ctype = buf[n];
+    match decode_block(mapped.unwrap_or(&owned), n, verify_checksums)? {
+        Some(decompressed) => Ok(decompressed),
+        None => match mapped {
+            Some(raw) => Ok(raw[..n].to_vec()),
+            None => {
+                owned.truncate(n);
+                Ok(owned)
+            }
+        },
+    }
+}
+
+/// Checks the trailer of `raw` (a block's `n` bytes of contents and its
+/// trailer) and decompresses the contents; `None` means they are stored
+/// uncompressed and are `raw[..n]` as they are.
+fn decode_block(raw: &[u8], n: usize, verify_checksums: bool) -> Result<Option<Vec<u8>>> {
+    let ctype = raw[n];
     if verify_checksums {
-        let stored = decode_fixed32(&buf[n + 1..]).unwrap_or(0);
-        let actual = crc::extend(crc::value(&buf[..n]), &[ctype]);
+        let stored = decode_fixed32(&raw[n + 1..]).unwrap_or(0);
+        let actual = crc::extend(crc::value(&raw[..n]), &[ctype]);
         if crc::unmask(stored) != actual {
             return Err(Error::bad_data("block checksum mismatch"));
         }
     }
     match CompressionType::from_u8(ctype) {
-        Some(CompressionType::None) => {
-            buf.truncate(n);
-            Ok(buf)
-        }
+        Some(CompressionType::None) => Ok(None),
         Some(CompressionType::Snappy) => {
-            let compressed = &buf[..n];
+            let compressed = &raw[..n];
             let len = snap::raw::decompress_len(compressed)
                 .map_err(|_| Error::bad_data("corrupted snappy compressed block length"))?;
             let limit = (n as u64)
@@ -196,7 +222,7 @@ pub fn read_block_contents(
             }
             let mut out = vec![0u8; len];
             match snap::raw::Decoder::new().decompress(compressed, &mut out) {
-                Ok(written) if written == len => Ok(out),
+                Ok(written) if written == len => Ok(Some(out)),
                 _ => Err(Error::bad_data(
                     "corrupted snappy compressed block contents",
                 )),
@@ -233,6 +259,30 @@ mod tests {
             buf[..n].copy_from_slice(&self.0[start..start + n]);
             Ok(n)
         }
+    }
+
+    /// The same bytes, offered as a memory mapping.
+    struct Mapped(Vec<u8>);
+    impl RandomAccessFile for Mapped {
+        fn read_at(&self, _: u64, _: &mut [u8]) -> Result<usize> {
+            panic!("a mapped file is read through its slice");
+        }
+        fn mapped(&self) -> Option<&[u8]> {
+            Some(&self.0)
+        }
+    }
+
+    /// Reads the block both with positional reads and from a mapping, checks
+    /// that both give the same answer, and returns it.
+    fn read_both(bytes: Vec<u8>, size: u64, h: &BlockHandle, verify: bool) -> Result<Vec<u8>> {
+        let by_read = read_block_contents(&Bytes(bytes.clone()), size, h, verify);
+        let by_map = read_block_contents(&Mapped(bytes), size, h, verify);
+        match (&by_read, &by_map) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b),
+            (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string()),
+            _ => panic!("read {by_read:?} but mapped {by_map:?}"),
+        }
+        by_read
     }
 
     #[test]
@@ -291,7 +341,7 @@ mod tests {
         let f = Bytes(stored(&plain, CompressionType::None));
         let h = BlockHandle::new(0, plain.len() as u64);
         assert_eq!(
-            read_block_contents(&f, f.0.len() as u64, &h, true).unwrap(),
+            read_both(f.0.clone(), f.0.len() as u64, &h, true).unwrap(),
             plain
         );
 
@@ -300,7 +350,7 @@ mod tests {
         let f = Bytes(stored(&compressed, CompressionType::Snappy));
         let h = BlockHandle::new(0, compressed.len() as u64);
         assert_eq!(
-            read_block_contents(&f, f.0.len() as u64, &h, true).unwrap(),
+            read_both(f.0.clone(), f.0.len() as u64, &h, true).unwrap(),
             original
         );
     }
@@ -317,21 +367,21 @@ mod tests {
             BlockHandle::new(0, u64::MAX),
             BlockHandle::new(u64::MAX, 1),
         ] {
-            let e = read_block_contents(&Bytes(bytes.clone()), size, &bad, true).unwrap_err();
+            let e = read_both(bytes.clone(), size, &bad, true).unwrap_err();
             assert!(e.is_corruption(), "{e}");
         }
         // A file shorter than it claims.
-        let e = read_block_contents(&Bytes(bytes[..10].to_vec()), size, &h, false).unwrap_err();
+        let e = read_both(bytes[..10].to_vec(), size, &h, false).unwrap_err();
         assert!(e.to_string().contains("truncated"), "{e}");
         // A flipped content byte fails the checksum only when it is checked.
         bytes[3] ^= 0x10;
-        let e = read_block_contents(&Bytes(bytes.clone()), size, &h, true).unwrap_err();
+        let e = read_both(bytes.clone(), size, &h, true).unwrap_err();
         assert!(e.to_string().contains("checksum"), "{e}");
-        assert!(read_block_contents(&Bytes(bytes.clone()), size, &h, false).is_ok());
+        assert!(read_both(bytes.clone(), size, &h, false).is_ok());
         // Unknown compression type.
         let mut typed = stored(&plain, CompressionType::None);
         typed[plain.len()] = 9;
-        let e = read_block_contents(&Bytes(typed), size, &h, false).unwrap_err();
+        let e = read_both(typed, size, &h, false).unwrap_err();
         assert!(e.to_string().contains("bad block type"), "{e}");
     }
 
@@ -342,13 +392,13 @@ mod tests {
         put_varint64(&mut block, 1 << 31);
         let f = Bytes(stored(&block, CompressionType::Snappy));
         let h = BlockHandle::new(0, block.len() as u64);
-        let e = read_block_contents(&f, f.0.len() as u64, &h, true).unwrap_err();
+        let e = read_both(f.0.clone(), f.0.len() as u64, &h, true).unwrap_err();
         assert!(e.to_string().contains("impossible"), "{e}");
         // A garbage body is refused without a panic.
         let garbage = [10u8, 0xff, 0xff, 0xff, 0xff];
         let f = Bytes(stored(&garbage, CompressionType::Snappy));
         let h = BlockHandle::new(0, garbage.len() as u64);
-        assert!(read_block_contents(&f, f.0.len() as u64, &h, true)
+        assert!(read_both(f.0.clone(), f.0.len() as u64, &h, true)
             .unwrap_err()
             .is_corruption());
     }
