@@ -11,7 +11,7 @@
 use std::collections::{BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 
 use arc_swap::ArcSwap;
@@ -19,9 +19,11 @@ use parking_lot::{Condvar, Mutex};
 
 use crate::batch::WriteBatch;
 use crate::cache::Cache;
+use crate::db::db_iter::ReadSampleHook;
 use crate::db::info_log::InfoLog;
 use crate::db::iter::DbIter;
 use crate::db::table_cache::TableCache;
+use crate::db::wakeup::Doorbell;
 use crate::db::write::Writer;
 use crate::env::FileLock;
 use crate::error::{Error, Result};
@@ -95,8 +97,8 @@ pub(crate) struct DbInner {
     /// memtable switch, which holds the state mutex and is done by the
     /// leader) touches it.
     pub(crate) log: Mutex<Option<log::Writer>>,
-    /// Wakes the background thread.
-    pub(crate) bg_cv: Condvar,
+    /// Wakes the background thread; may be rung with or without `state`.
+    pub(crate) bg_cv: Doorbell,
     /// Signalled whenever background work finishes a step.
     pub(crate) work_done_cv: Condvar,
     pub(crate) super_version: ArcSwap<SuperVersion>,
@@ -104,6 +106,8 @@ pub(crate) struct DbInner {
     pub(crate) snapshots: Arc<SnapshotList>,
     pub(crate) shutting_down: AtomicBool,
     pub(crate) has_imm: AtomicBool,
+    /// Counts iterators, to give each its own read-sampling seed.
+    iterators_created: AtomicU64,
     pub(crate) info_log: InfoLog,
     _lock: Box<dyn FileLock>,
 }
@@ -211,12 +215,13 @@ impl Db {
             table_cache,
             state: Mutex::new(state),
             log: Mutex::new(None),
-            bg_cv: Condvar::new(),
+            bg_cv: Doorbell::default(),
             work_done_cv: Condvar::new(),
             visible_sequence: AtomicU64::new(0),
             snapshots: Arc::new(SnapshotList::default()),
             shutting_down: AtomicBool::new(false),
             has_imm: AtomicBool::new(false),
+            iterators_created: AtomicU64::new(0),
             info_log,
             options,
             _lock: lock,
@@ -408,11 +413,13 @@ fn sanitize(o: &mut Options) {
 }
 
 fn new_db(options: &Options, dir: &Path, icmp: &InternalKeyComparator) -> Result<()> {
-    let mut edit = VersionEdit::default();
-    edit.comparator = Some(icmp.user_comparator().name().to_string());
-    edit.log_number = Some(0);
-    edit.next_file_number = Some(2);
-    edit.last_sequence = Some(0);
+    let edit = VersionEdit {
+        comparator: Some(icmp.user_comparator().name().to_string()),
+        log_number: Some(0),
+        next_file_number: Some(2),
+        last_sequence: Some(0),
+        ..Default::default()
+    };
     let manifest = descriptor_file_name(dir, 1);
     let result = (|| -> Result<()> {
         let file = options.fs.new_writable_file(&manifest)?;
@@ -499,7 +506,7 @@ impl DbInner {
         let paranoid = self.options.paranoid_checks;
         let first_error: Arc<Mutex<Option<Error>>> = Arc::default();
         let sink = first_error.clone();
-        let reporter: Box<dyn FnMut(u64, &Error) + Send> = Box::new(move |_bytes, err| {
+        let reporter: log::Reporter = Box::new(move |_bytes, err| {
             let mut slot = sink.lock();
             if slot.is_none() {
                 *slot = Some(err.duplicate());
@@ -598,8 +605,8 @@ impl DbInner {
         )?;
         if let Some(charge) = charge {
             if sv.current.update_stats(charge) {
-                let st = self.state.lock();
-                self.maybe_schedule_compaction(&st);
+                // The background thread sees the version's file to compact.
+                self.bg_cv.notify_one();
             }
         }
         Ok(match found {
@@ -608,7 +615,7 @@ impl DbInner {
         })
     }
 
-    fn new_iterator(&self, opts: &ReadOptions<'_>) -> DbIter {
+    fn new_iterator(self: &Arc<Self>, opts: &ReadOptions<'_>) -> DbIter {
         let seq = match opts.snapshot {
             Some(s) => s.sequence(),
             None => self.visible_sequence.load(Ordering::Acquire),
@@ -626,7 +633,9 @@ impl DbInner {
             &mut children,
         );
         let merged = crate::db::merging_iter::MergingIterator::new(self.icmp.clone(), children);
-        DbIter::new(self.icmp.clone(), Box::new(merged), seq, sv)
+        let seed = self.iterators_created.fetch_add(1, Ordering::Relaxed);
+        let hook = read_sample_hook(Arc::downgrade(self), sv.current.clone());
+        DbIter::new(self.icmp.clone(), Box::new(merged), seq, sv, hook, seed)
     }
 
     fn property(&self, name: &str) -> Option<String> {
@@ -673,6 +682,22 @@ impl DbInner {
             _ => None,
         }
     }
+}
+
+/// The hook an iterator calls about once per megabyte it reads: charges a
+/// seek to the first of the files of `version` (the iterator's) that may
+/// hold the sampled key when there are several, and wakes the background
+/// thread when that makes a compaction due. Takes no database lock and does
+/// no I/O; holds the database weakly, so an iterator outliving its `Db` does
+/// not keep it open.
+fn read_sample_hook(db: Weak<DbInner>, version: Arc<Version>) -> ReadSampleHook {
+    Box::new(move |ikey: &[u8]| {
+        if version.record_read_sample(ikey) {
+            if let Some(db) = db.upgrade() {
+                db.bg_cv.notify_one();
+            }
+        }
+    })
 }
 
 /// Applies the updates of `batch` to `mem`, numbering them from the batch's sequence.
