@@ -55,6 +55,16 @@ pub(crate) struct SuperVersion {
     pub(crate) current: Arc<Version>,
 }
 
+/// What replaying one log found.
+#[derive(Default)]
+struct Replay {
+    /// The memtable outgrew the write buffer and was flushed at least once.
+    flushed: bool,
+    /// The log's length, if it ends exactly after its last record and
+    /// nothing in it was skipped: only then is appending to it safe.
+    clean_end: Option<u64>,
+}
+
 /// Per-level compaction statistics for `leveldb.stats`.
 #[derive(Default, Clone, Copy)]
 pub(crate) struct CompactionStats {
@@ -438,10 +448,12 @@ fn new_db(options: &Options, dir: &Path, icmp: &InternalKeyComparator) -> Result
 }
 
 impl DbInner {
-    /// Replays the MANIFEST and the logs it does not cover, then starts a new log.
+    /// Replays the MANIFEST and the logs it does not cover, then starts a new
+    /// log, or with `reuse_logs` keeps appending to the last one (and to the
+    /// MANIFEST) when they are small and end cleanly.
     fn recover(self: &Arc<Self>) -> Result<()> {
         let mut st = self.state.lock();
-        st.versions.recover()?;
+        let new_manifest = st.versions.recover()?;
         let fs = &self.options.fs;
         let min_log = st.versions.log_number;
         let prev_log = st.versions.prev_log_number;
@@ -463,28 +475,61 @@ impl DbInner {
             ));
         }
         logs.sort_unstable();
-        let mut edit = VersionEdit::default();
-        let mut max_sequence = st.versions.last_sequence;
+        // The previous run may have made these logs without recording their
+        // numbers in the MANIFEST: none may be handed out again.
         for &number in &logs {
             st.versions.mark_file_number_used(number);
-            self.replay_log(&mut st, number, &mut edit, &mut max_sequence)?;
+        }
+        let mut edit = VersionEdit::default();
+        let mut max_sequence = st.versions.last_sequence;
+        let mut reusable = None;
+        for (i, &number) in logs.iter().enumerate() {
+            let last = i + 1 == logs.len();
+            let may_reuse = last && self.options.reuse_logs && number >= min_log;
+            if may_reuse && !st.mem.is_empty() {
+                // The MANIFEST will name only the reused log: what the older
+                // logs held goes to a table first.
+                self.flush_recovered(&mut st, &mut edit)?;
+            }
+            let replay = self.replay_log(&mut st, number, &mut edit, &mut max_sequence)?;
+            if may_reuse && !replay.flushed {
+                reusable = replay.clean_end.map(|len| (number, len));
+            }
         }
         if st.versions.last_sequence < max_sequence {
             st.versions.last_sequence = max_sequence;
         }
-        // Flush what the logs held so that the old logs can go.
-        if !st.mem.is_empty() {
-            let mem = std::mem::replace(&mut st.mem, Arc::new(MemTable::new(self.icmp.clone())));
-            self.write_level0_table(&mut st, &mem, &mut edit, None)?;
+        let reused = match reusable {
+            Some((number, len)) => self.reuse_log(number, len),
+            None => None,
+        };
+        match reused {
+            Some((number, writer)) => {
+                // The memtable keeps what the log holds.
+                *self.log.lock() = Some(writer);
+                st.logfile_number = number;
+            }
+            None => {
+                // Flush what the logs held so that the old logs can go.
+                self.flush_recovered(&mut st, &mut edit)?;
+                let new_log = st.versions.new_file_number();
+                let file = fs.new_writable_file(&log_file_name(&self.dir, new_log))?;
+                *self.log.lock() = Some(log::Writer::new(file));
+                st.logfile_number = new_log;
+            }
         }
-        let new_log = st.versions.new_file_number();
-        let file = fs.new_writable_file(&log_file_name(&self.dir, new_log))?;
-        *self.log.lock() = Some(log::Writer::new(file));
-        st.logfile_number = new_log;
-        edit.log_number = Some(new_log);
+        edit.log_number = Some(st.logfile_number);
         edit.prev_log_number = Some(0);
-        st.versions.start_new_manifest();
-        st.versions.log_and_apply(&mut edit)?;
+        let changed = !edit.new_files.is_empty()
+            || st.logfile_number != st.versions.log_number
+            || st.versions.prev_log_number != 0;
+        if new_manifest {
+            st.versions.start_new_manifest();
+            st.versions.log_and_apply(&mut edit)?;
+        } else if changed {
+            // Appended to the reused MANIFEST.
+            st.versions.log_and_apply(&mut edit)?;
+        }
         fs.sync_dir(&self.dir)?;
         self.visible_sequence
             .store(st.versions.last_sequence, Ordering::Release);
@@ -494,15 +539,50 @@ impl DbInner {
         Ok(())
     }
 
+    /// Writes the memtable filled by log replay (if not empty) to a level-0
+    /// table recorded in `edit`, and starts an empty one.
+    fn flush_recovered(
+        &self,
+        st: &mut parking_lot::MutexGuard<'_, State>,
+        edit: &mut VersionEdit,
+    ) -> Result<()> {
+        if st.mem.is_empty() {
+            return Ok(());
+        }
+        let mem = std::mem::replace(&mut st.mem, Arc::new(MemTable::new(self.icmp.clone())));
+        self.write_level0_table(st, &mem, edit, None)
+    }
+
+    /// Opens log `number`, which ends cleanly after `len` bytes, for
+    /// appending. `None` (a new log is made instead) if it cannot be opened.
+    fn reuse_log(&self, number: u64, len: u64) -> Option<(u64, log::Writer)> {
+        let path = log_file_name(&self.dir, number);
+        match self.options.fs.new_appendable_file(&path) {
+            Ok(file) => {
+                self.info_log
+                    .log(&format!("reusing log {} ({len} bytes)", path.display()));
+                Some((number, log::Writer::with_offset(file, len)))
+            }
+            Err(e) => {
+                self.info_log
+                    .log(&format!("not reusing log {}: {e}", path.display()));
+                None
+            }
+        }
+    }
+
+    /// Replays log `number` into the memtable, flushing it to level-0 tables
+    /// (recorded in `edit`) whenever it outgrows the write buffer.
     fn replay_log(
         &self,
         st: &mut parking_lot::MutexGuard<'_, State>,
         number: u64,
         edit: &mut VersionEdit,
         max_sequence: &mut u64,
-    ) -> Result<()> {
+    ) -> Result<Replay> {
         let path = log_file_name(&self.dir, number);
         let file = self.options.fs.new_sequential_file(&path)?;
+        let file_len = self.options.fs.file_size(&path).ok();
         let paranoid = self.options.paranoid_checks;
         let first_error: Arc<Mutex<Option<Error>>> = Arc::default();
         let sink = first_error.clone();
@@ -514,6 +594,10 @@ impl DbInner {
         });
         let mut reader = log::Reader::new(file, path.clone(), Some(reporter), true, 0);
         let mut scratch = Vec::new();
+        let mut outcome = Replay::default();
+        // Where the last record read ends, and whether any was skipped.
+        let mut end_of_records = 0;
+        let mut skipped = false;
         loop {
             let record = match reader.read_record(&mut scratch) {
                 Ok(Some(r)) => r.to_vec(),
@@ -521,12 +605,14 @@ impl DbInner {
                 Err(e) => return Err(e),
             };
             let offset = reader.last_record_offset();
+            end_of_records = log::writer::record_end(offset, record.len());
             if record.len() < 12 {
                 let e = Error::corruption(&path, Some(offset), "log record too small");
                 if paranoid {
                     return Err(e);
                 }
                 self.info_log.log(&e.to_string());
+                skipped = true;
                 continue;
             }
             let batch = match WriteBatch::from_contents(record) {
@@ -537,6 +623,7 @@ impl DbInner {
                         return Err(e);
                     }
                     self.info_log.log(&e.to_string());
+                    skipped = true;
                     continue;
                 }
             };
@@ -547,6 +634,7 @@ impl DbInner {
                     return Err(e);
                 }
                 self.info_log.log(&e.to_string());
+                skipped = true;
                 continue;
             }
             let last = batch.sequence() + batch.count() as u64 - 1;
@@ -557,6 +645,7 @@ impl DbInner {
                 let full =
                     std::mem::replace(&mut st.mem, Arc::new(MemTable::new(self.icmp.clone())));
                 self.write_level0_table(st, &full, edit, None)?;
+                outcome.flushed = true;
             }
         }
         if let Some(e) = first_error.lock().take() {
@@ -565,8 +654,12 @@ impl DbInner {
             if paranoid {
                 return Err(e);
             }
+            skipped = true;
         }
-        Ok(())
+        if !skipped && file_len == Some(end_of_records) {
+            outcome.clean_end = file_len;
+        }
+        Ok(outcome)
     }
 
     /// Publishes the current memtables and version to readers.
