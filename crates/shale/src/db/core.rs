@@ -4,7 +4,7 @@
 //!
 //! Concurrency: one mutex guards the mutable state (memtables being switched,
 //! the version set, the writer queue). Readers never take it: they load the
-//! current [`SuperVersion`] (memtable, immutable memtable, version) through an
+//! current `SuperVersion` (memtable, immutable memtable, version) through an
 //! `ArcSwap`, and the visible sequence number from an atomic. Both are
 //! published under the mutex after the data they describe is in place.
 
@@ -17,7 +17,7 @@ use std::thread::JoinHandle;
 use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 
-use crate::batch::WriteBatch;
+use crate::batch::{WriteBatch, MAX_KEY_LEN};
 use crate::cache::Cache;
 use crate::db::db_iter::ReadSampleHook;
 use crate::db::info_log::InfoLog;
@@ -256,7 +256,10 @@ impl Db {
         Ok(db)
     }
 
-    /// Sets `key` to `value`.
+    /// Sets `key` to `value`. A key longer than
+    /// [`MAX_KEY_LEN`] or a value longer than
+    /// [`MAX_VALUE_LEN`](crate::batch::MAX_VALUE_LEN) is refused with
+    /// [`Error::InvalidArgument`] before anything is written.
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
         self.put_with(&WriteOptions::default(), key, value)
     }
@@ -301,12 +304,16 @@ impl Db {
         self.get_with(&ReadOptions::default(), key)
     }
 
-    /// The value of `key` with explicit read options (e.g. a snapshot).
+    /// The value of `key` with explicit read options (e.g. a snapshot). A
+    /// snapshot taken from another database (or before this one was
+    /// reopened) is refused with [`Error::InvalidArgument`].
     pub fn get_with(&self, opts: &ReadOptions<'_>, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.inner.get(opts, key)
     }
 
-    /// An iterator over the database (as of `opts.snapshot`, or now).
+    /// An iterator over the database (as of `opts.snapshot`, or now). With a
+    /// snapshot of another database it is never valid and its `status()` is
+    /// [`Error::InvalidArgument`].
     ///
     /// ```
     /// # fn main() -> shale::Result<()> {
@@ -336,12 +343,14 @@ impl Db {
     }
 
     /// Compacts the key range [begin, end] (`None` is unbounded) down through
-    /// the levels, after flushing the memtable.
+    /// the levels, after flushing the memtable. An empty range (`begin` after
+    /// `end`) does nothing.
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
         self.inner.compact_range(begin, end)
     }
 
-    /// Approximate bytes on disk used by each user-key range [start, limit).
+    /// Approximate bytes on disk used by each user-key range [start, limit);
+    /// 0 for an empty range (`start` at or after `limit`).
     pub fn approximate_sizes(&self, ranges: &[(&[u8], &[u8])]) -> Vec<u64> {
         let sv = self.inner.super_version.load_full();
         ranges
@@ -411,7 +420,9 @@ pub fn destroy(path: impl AsRef<Path>, options: &Options) -> Result<()> {
     }
 }
 
-fn sanitize(o: &mut Options) {
+/// Brings option values into the ranges LevelDB allows (and makes a block
+/// cache when none is given), as `open` and `repair` do.
+pub(crate) fn sanitize(o: &mut Options) {
     o.max_open_files = o.max_open_files.clamp(64 + 10, 50_000);
     o.write_buffer_size = o.write_buffer_size.clamp(64 << 10, 1 << 30);
     o.max_file_size = o.max_file_size.clamp(1 << 20, 1 << 30);
@@ -479,6 +490,13 @@ impl DbInner {
         // numbers in the MANIFEST: none may be handed out again.
         for &number in &logs {
             st.versions.mark_file_number_used(number);
+        }
+        if st.versions.next_file_number == u64::MAX {
+            return Err(Error::corruption(
+                &self.dir,
+                None,
+                "file numbers exhausted: a file or MANIFEST entry numbered 2^64 - 1",
+            ));
         }
         let mut edit = VersionEdit::default();
         let mut max_sequence = st.versions.last_sequence;
@@ -627,6 +645,20 @@ impl DbInner {
                     continue;
                 }
             };
+            // Check the whole record before applying any of it, so that a
+            // damaged batch is skipped as a whole.
+            let last = match check_recovered_batch(&batch) {
+                Ok(last) => last,
+                Err(e) => {
+                    let e = e.in_file(&path, Some(offset));
+                    if paranoid {
+                        return Err(e);
+                    }
+                    self.info_log.log(&e.to_string());
+                    skipped = true;
+                    continue;
+                }
+            };
             let mem = st.mem.clone();
             if let Err(e) = insert_into(&mem, &batch) {
                 let e = e.in_file(&path, Some(offset));
@@ -637,9 +669,8 @@ impl DbInner {
                 skipped = true;
                 continue;
             }
-            let last = batch.sequence() + batch.count() as u64 - 1;
-            if last > *max_sequence && batch.count() > 0 {
-                *max_sequence = last;
+            if let Some(last) = last {
+                *max_sequence = (*max_sequence).max(last);
             }
             if mem.approximate_memory_usage() > self.options.write_buffer_size {
                 let full =
@@ -671,11 +702,20 @@ impl DbInner {
         }));
     }
 
+    /// The sequence number reads with `opts` see: the snapshot's, which must
+    /// be one of this database's, or the latest.
+    fn read_sequence(&self, opts: &ReadOptions<'_>) -> Result<u64> {
+        match opts.snapshot {
+            Some(s) if s.is_from(&self.snapshots) => Ok(s.sequence()),
+            Some(s) => Err(Error::InvalidArgument(format!(
+                "{s:?} was taken from another database (or an earlier opening of this one)"
+            ))),
+            None => Ok(self.visible_sequence.load(Ordering::Acquire)),
+        }
+    }
+
     fn get(&self, opts: &ReadOptions<'_>, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let seq = match opts.snapshot {
-            Some(s) => s.sequence(),
-            None => self.visible_sequence.load(Ordering::Acquire),
-        };
+        let seq = self.read_sequence(opts)?;
         let sv = self.super_version.load();
         let lk = LookupKey::new(key, seq);
         match sv.mem.get(&lk) {
@@ -709,11 +749,16 @@ impl DbInner {
     }
 
     fn new_iterator(self: &Arc<Self>, opts: &ReadOptions<'_>) -> DbIter {
-        let seq = match opts.snapshot {
-            Some(s) => s.sequence(),
-            None => self.visible_sequence.load(Ordering::Acquire),
-        };
         let sv = self.super_version.load_full();
+        let seq = match self.read_sequence(opts) {
+            Ok(seq) => seq,
+            Err(e) => {
+                // An iterator that is never valid and reports the error.
+                let failed = Box::new(crate::iterator::EmptyIterator::with_error(e));
+                let hook = read_sample_hook(Weak::new(), sv.current.clone());
+                return DbIter::new(self.icmp.clone(), failed, 0, sv, hook, 0);
+            }
+        };
         let mut children: Vec<Box<dyn crate::iterator::InternalIterator>> = Vec::new();
         children.push(Box::new(sv.mem.iter()));
         if let Some(imm) = &sv.imm {
@@ -791,6 +836,32 @@ fn read_sample_hook(db: Weak<DbInner>, version: Arc<Version>) -> ReadSampleHook 
             }
         }
     })
+}
+
+/// Checks a batch read from a log before it is applied: well-formed, keys
+/// short enough for the memtable, sequence numbers in range. Returns the
+/// sequence number of its last update (`None` for an empty batch).
+pub(crate) fn check_recovered_batch(batch: &WriteBatch) -> Result<Option<u64>> {
+    batch.for_each(|_, key, _| {
+        if key.len() > MAX_KEY_LEN {
+            return Err(Error::bad_data(format!(
+                "a key of {} bytes in a log record",
+                key.len()
+            )));
+        }
+        Ok(())
+    })?;
+    let count = u64::from(batch.count());
+    if count == 0 {
+        return Ok(None);
+    }
+    match batch.sequence().checked_add(count - 1) {
+        Some(last) if last <= MAX_SEQUENCE_NUMBER => Ok(Some(last)),
+        _ => Err(Error::bad_data(format!(
+            "sequence numbers {} + {count} in a log record are out of range",
+            batch.sequence()
+        ))),
+    }
 }
 
 /// Applies the updates of `batch` to `mem`, numbering them from the batch's sequence.
