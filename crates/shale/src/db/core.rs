@@ -256,10 +256,9 @@ impl Db {
         Ok(db)
     }
 
-    /// Sets `key` to `value`. A key longer than
-    /// [`MAX_KEY_LEN`] or a value longer than
-    /// [`MAX_VALUE_LEN`](crate::batch::MAX_VALUE_LEN) is refused with
-    /// [`Error::InvalidArgument`] before anything is written.
+    /// Sets `key` to `value`. A key longer than [`MAX_KEY_LEN`] or a value
+    /// longer than [`MAX_VALUE_LEN`](crate::batch::MAX_VALUE_LEN) is refused
+    /// with [`Error::InvalidArgument`] before anything is written.
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
         self.put_with(&WriteOptions::default(), key, value)
     }
