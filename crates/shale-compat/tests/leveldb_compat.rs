@@ -636,3 +636,77 @@ fn leveldb_then_shale_then_leveldb_agree() {
         verify_ref(&db, &model, cfg);
     }
 }
+
+/// The database's log and MANIFEST file names, sorted.
+fn logs_and_manifests(dir: &Path) -> (Vec<String>, Vec<String>) {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("read the database directory")
+        .map(|e| {
+            e.expect("directory entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    names.sort();
+    let logs = names.iter().filter(|n| n.ends_with(".log")).cloned();
+    let manifests = names.iter().filter(|n| n.starts_with("MANIFEST-")).cloned();
+    (logs.collect(), manifests.collect())
+}
+
+/// With `reuse_logs`, Shale appends to the log and MANIFEST LevelDB left;
+/// both engines then read everything back from the shared files.
+#[test]
+fn leveldb_files_reused_by_shale_read_back_in_both() {
+    for (i, cfg) in CONFIGS.into_iter().enumerate() {
+        let seed = 0x5ea1_0301 + i as u64;
+        let first = workload(seed, OPS, KEY_SPACE);
+        let second = workload(seed ^ 0xffff, OPS / 10, KEY_SPACE);
+        let mut model = Model::default();
+        first.iter().for_each(|op| model.apply(op));
+
+        let (_dir, path) = temp_db();
+        reference_writes(&path, cfg, &first);
+        let (leveldb_logs, leveldb_manifests) = logs_and_manifests(&path);
+        // LevelDB may close with a memtable not yet flushed, and so two logs:
+        // Shale flushes the older one and reuses the last.
+        let leveldb_logs = leveldb_logs[leveldb_logs.len() - 1..].to_vec();
+        let reuse = shale::Options {
+            reuse_logs: true,
+            ..cfg.shale()
+        };
+        {
+            let db = shale::Db::open(&path, reuse.clone())
+                .unwrap_or_else(|e| panic!("{cfg:?} seed {seed:#x}: shale open: {e}"));
+            assert_eq!(
+                logs_and_manifests(&path),
+                (leveldb_logs.clone(), leveldb_manifests.clone()),
+                "{cfg:?}: LevelDB's log and MANIFEST are reused"
+            );
+            verify_shale(&db, &model, cfg);
+            // Appended to LevelDB's log (and, should the memtable fill up,
+            // flushed with an edit appended to LevelDB's MANIFEST).
+            for op in &second[..1000] {
+                model.apply(op);
+            }
+            write_shale(&db, &second[..1000]);
+        }
+        assert_eq!(
+            logs_and_manifests(&path).1,
+            leveldb_manifests,
+            "{cfg:?}: still LevelDB's MANIFEST"
+        );
+        {
+            let db = shale::Db::open(&path, reuse.clone())
+                .unwrap_or_else(|e| panic!("{cfg:?} seed {seed:#x}: shale reopen: {e}"));
+            verify_shale(&db, &model, cfg);
+            // Enough to switch logs and compact: new tables, MANIFEST edits.
+            second.iter().for_each(|op| model.apply(op));
+            write_shale(&db, &second);
+            verify_shale(&db, &model, cfg);
+        }
+        let db = RefDb::open(&path, cfg.reference())
+            .unwrap_or_else(|e| panic!("{cfg:?} seed {seed:#x}: reference reopen: {e}"));
+        verify_ref(&db, &model, cfg);
+    }
+}

@@ -91,8 +91,8 @@ impl WriteBatch {
     /// Adds "set `key` to `value`".
     ///
     /// Fails with [`Error::InvalidArgument`] (leaving the batch unchanged) if
-    /// the key or value is 4 GiB or longer, or the batch already holds
-    /// `u32::MAX` updates.
+    /// the key is longer than [`MAX_KEY_LEN`] or the value than
+    /// [`MAX_VALUE_LEN`], or the batch already holds `u32::MAX` updates.
     ///
     /// ```
     /// let mut batch = shale::WriteBatch::new();
@@ -102,8 +102,8 @@ impl WriteBatch {
     /// ```
     pub fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         let count = self.next_count(1)?;
-        check_len("key", key)?;
-        check_len("value", value)?;
+        check_len("key", key, MAX_KEY_LEN)?;
+        check_len("value", value, MAX_VALUE_LEN)?;
         self.rep.reserve(
             1 + varint_length(key.len() as u64)
                 + key.len()
@@ -129,7 +129,7 @@ impl WriteBatch {
     /// ```
     pub fn delete(&mut self, key: &[u8]) -> Result<()> {
         let count = self.next_count(1)?;
-        check_len("key", key)?;
+        check_len("key", key, MAX_KEY_LEN)?;
         self.rep.push(ValueType::Deletion as u8);
         put_length_prefixed_slice(&mut self.rep, key);
         self.set_count(count);
@@ -328,12 +328,19 @@ impl WriteBatch {
     }
 }
 
-/// Keys and values are stored with a 32-bit length.
+/// The longest key a batch takes: keys are stored with a 32-bit length, and
+/// in the memtable and in tables with an 8-byte trailer inside that length.
+pub const MAX_KEY_LEN: usize = u32::MAX as usize - 8;
+
+/// The longest value a batch takes: values are stored with a 32-bit length.
+pub const MAX_VALUE_LEN: usize = u32::MAX as usize;
+
+/// Refuses `data` longer than `max` bytes.
 #[inline]
-fn check_len(what: &str, data: &[u8]) -> Result<()> {
-    if u32::try_from(data.len()).is_err() {
+fn check_len(what: &str, data: &[u8], max: usize) -> Result<()> {
+    if data.len() > max {
         return Err(Error::InvalidArgument(format!(
-            "{what} of {} bytes is too long for a write batch",
+            "{what} of {} bytes is too long (at most {max})",
             data.len()
         )));
     }

@@ -64,7 +64,10 @@ pub struct Options {
     pub max_file_size: usize,
     /// Block compression. Default: Snappy.
     pub compression: CompressionType,
-    /// Append to the existing log and MANIFEST on open instead of starting new ones. Default: false.
+    /// Append to the existing log and MANIFEST on open instead of starting new ones, which makes
+    /// opening faster (no flush of the recovered log to a table). Each is reused only if it ends
+    /// cleanly after its last record; the log only if it fits in the write buffer, the MANIFEST
+    /// only if smaller than `max_file_size`. Default: false.
     pub reuse_logs: bool,
     /// A filter (e.g. bloom) stored in each table to skip reads of absent keys. Default: none.
     pub filter_policy: Option<Arc<dyn FilterPolicy>>,

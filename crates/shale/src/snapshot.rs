@@ -64,6 +64,11 @@ impl Snapshot {
     pub fn sequence(&self) -> SequenceNumber {
         self.sequence
     }
+
+    /// True if the snapshot was taken from the database owning `list`.
+    pub(crate) fn is_from(&self, list: &Arc<SnapshotList>) -> bool {
+        Arc::ptr_eq(&self.list, list)
+    }
 }
 
 impl Drop for Snapshot {

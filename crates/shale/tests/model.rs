@@ -100,12 +100,12 @@ fn run(seed: u64, steps: usize) {
         write_buffer_size: 32 << 10,
         max_file_size: 64 << 10,
         block_size: 512,
-        filter_policy: if seed % 2 == 0 {
+        filter_policy: if seed.is_multiple_of(2) {
             Some(Arc::new(shale::BloomFilterPolicy::new(10)))
         } else {
             None
         },
-        compression: if seed % 3 == 0 {
+        compression: if seed.is_multiple_of(3) {
             shale::CompressionType::None
         } else {
             shale::CompressionType::Snappy

@@ -295,11 +295,13 @@ impl DbInner {
         }
         result?;
 
-        let bytes_read: u64 = c.inputs.iter().flatten().map(|f| f.file_size).sum();
+        // Sizes of input files come from the MANIFEST: add without overflow.
+        let bytes_read = c.inputs.iter().flatten().map(|f| f.file_size);
+        let bytes_read = bytes_read.fold(0u64, u64::saturating_add);
         let bytes_written: u64 = outputs.iter().map(|o| o.file_size).sum();
         let s = &mut st.stats[c.level + 1];
         s.micros += start.elapsed().as_micros() as u64;
-        s.bytes_read += bytes_read;
+        s.bytes_read = s.bytes_read.saturating_add(bytes_read);
         s.bytes_written += bytes_written;
 
         c.add_input_deletions();
@@ -395,7 +397,13 @@ impl DbInner {
     }
 
     /// Flushes the memtable and compacts [begin, end] through every level.
+    /// An empty range (`begin` after `end`) does nothing.
     pub(crate) fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
+        if let (Some(b), Some(e)) = (begin, end) {
+            if self.icmp.user_comparator().compare(b, e) == Ordering::Greater {
+                return Ok(());
+            }
+        }
         let max_level = {
             let current = self.super_version.load().current.clone();
             let mut max_level = 1;

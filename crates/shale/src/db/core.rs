@@ -4,24 +4,26 @@
 //!
 //! Concurrency: one mutex guards the mutable state (memtables being switched,
 //! the version set, the writer queue). Readers never take it: they load the
-//! current [`SuperVersion`] (memtable, immutable memtable, version) through an
+//! current `SuperVersion` (memtable, immutable memtable, version) through an
 //! `ArcSwap`, and the visible sequence number from an atomic. Both are
 //! published under the mutex after the data they describe is in place.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 
 use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 
-use crate::batch::WriteBatch;
+use crate::batch::{WriteBatch, MAX_KEY_LEN};
 use crate::cache::Cache;
+use crate::db::db_iter::ReadSampleHook;
 use crate::db::info_log::InfoLog;
 use crate::db::iter::DbIter;
 use crate::db::table_cache::TableCache;
+use crate::db::wakeup::Doorbell;
 use crate::db::write::Writer;
 use crate::env::FileLock;
 use crate::error::{Error, Result};
@@ -51,6 +53,16 @@ pub(crate) struct SuperVersion {
     pub(crate) mem: Arc<MemTable>,
     pub(crate) imm: Option<Arc<MemTable>>,
     pub(crate) current: Arc<Version>,
+}
+
+/// What replaying one log found.
+#[derive(Default)]
+struct Replay {
+    /// The memtable outgrew the write buffer and was flushed at least once.
+    flushed: bool,
+    /// The log's length, if it ends exactly after its last record and
+    /// nothing in it was skipped: only then is appending to it safe.
+    clean_end: Option<u64>,
 }
 
 /// Per-level compaction statistics for `leveldb.stats`.
@@ -98,8 +110,8 @@ pub(crate) struct DbInner {
     /// memtable switch, which holds the state mutex and is done by the
     /// leader) touches it.
     pub(crate) log: Mutex<Option<log::Writer>>,
-    /// Wakes the background thread.
-    pub(crate) bg_cv: Condvar,
+    /// Wakes the background thread; may be rung with or without `state`.
+    pub(crate) bg_cv: Doorbell,
     /// Signalled whenever background work finishes a step.
     pub(crate) work_done_cv: Condvar,
     pub(crate) super_version: ArcSwap<SuperVersion>,
@@ -107,6 +119,8 @@ pub(crate) struct DbInner {
     pub(crate) snapshots: Arc<SnapshotList>,
     pub(crate) shutting_down: AtomicBool,
     pub(crate) has_imm: AtomicBool,
+    /// Counts iterators, to give each its own read-sampling seed.
+    iterators_created: AtomicU64,
     pub(crate) info_log: InfoLog,
     _lock: Box<dyn FileLock>,
 }
@@ -215,12 +229,13 @@ impl Db {
             table_cache,
             state: Mutex::new(state),
             log: Mutex::new(None),
-            bg_cv: Condvar::new(),
+            bg_cv: Doorbell::default(),
             work_done_cv: Condvar::new(),
             visible_sequence: AtomicU64::new(0),
             snapshots: Arc::new(SnapshotList::default()),
             shutting_down: AtomicBool::new(false),
             has_imm: AtomicBool::new(false),
+            iterators_created: AtomicU64::new(0),
             info_log,
             options,
             _lock: lock,
@@ -245,7 +260,9 @@ impl Db {
         Ok(db)
     }
 
-    /// Sets `key` to `value`.
+    /// Sets `key` to `value`. A key longer than [`MAX_KEY_LEN`] or a value
+    /// longer than [`MAX_VALUE_LEN`](crate::batch::MAX_VALUE_LEN) is refused
+    /// with [`Error::InvalidArgument`] before anything is written.
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
         self.put_with(&WriteOptions::default(), key, value)
     }
@@ -290,12 +307,16 @@ impl Db {
         self.get_with(&ReadOptions::default(), key)
     }
 
-    /// The value of `key` with explicit read options (e.g. a snapshot).
+    /// The value of `key` with explicit read options (e.g. a snapshot). A
+    /// snapshot taken from another database (or before this one was
+    /// reopened) is refused with [`Error::InvalidArgument`].
     pub fn get_with(&self, opts: &ReadOptions<'_>, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.inner.get(opts, key)
     }
 
-    /// An iterator over the database (as of `opts.snapshot`, or now).
+    /// An iterator over the database (as of `opts.snapshot`, or now). With a
+    /// snapshot of another database it is never valid and its `status()` is
+    /// [`Error::InvalidArgument`].
     ///
     /// ```
     /// # fn main() -> shale::Result<()> {
@@ -325,12 +346,14 @@ impl Db {
     }
 
     /// Compacts the key range [begin, end] (`None` is unbounded) down through
-    /// the levels, after flushing the memtable.
+    /// the levels, after flushing the memtable. An empty range (`begin` after
+    /// `end`) does nothing.
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
         self.inner.compact_range(begin, end)
     }
 
-    /// Approximate bytes on disk used by each user-key range [start, limit).
+    /// Approximate bytes on disk used by each user-key range [start, limit);
+    /// 0 for an empty range (`start` at or after `limit`).
     pub fn approximate_sizes(&self, ranges: &[(&[u8], &[u8])]) -> Vec<u64> {
         let sv = self.inner.super_version.load_full();
         ranges
@@ -400,7 +423,9 @@ pub fn destroy(path: impl AsRef<Path>, options: &Options) -> Result<()> {
     }
 }
 
-fn sanitize(o: &mut Options) {
+/// Brings option values into the ranges LevelDB allows (and makes a block
+/// cache when none is given), as `open` and `repair` do.
+pub(crate) fn sanitize(o: &mut Options) {
     o.max_open_files = o.max_open_files.clamp(64 + 10, 50_000);
     o.write_buffer_size = o.write_buffer_size.clamp(64 << 10, 1 << 30);
     o.max_file_size = o.max_file_size.clamp(1 << 20, 1 << 30);
@@ -412,11 +437,13 @@ fn sanitize(o: &mut Options) {
 }
 
 fn new_db(options: &Options, dir: &Path, icmp: &InternalKeyComparator) -> Result<()> {
-    let mut edit = VersionEdit::default();
-    edit.comparator = Some(icmp.user_comparator().name().to_string());
-    edit.log_number = Some(0);
-    edit.next_file_number = Some(2);
-    edit.last_sequence = Some(0);
+    let edit = VersionEdit {
+        comparator: Some(icmp.user_comparator().name().to_string()),
+        log_number: Some(0),
+        next_file_number: Some(2),
+        last_sequence: Some(0),
+        ..Default::default()
+    };
     let manifest = descriptor_file_name(dir, 1);
     let result = (|| -> Result<()> {
         let file = options.fs.new_writable_file(&manifest)?;
@@ -435,10 +462,12 @@ fn new_db(options: &Options, dir: &Path, icmp: &InternalKeyComparator) -> Result
 }
 
 impl DbInner {
-    /// Replays the MANIFEST and the logs it does not cover, then starts a new log.
+    /// Replays the MANIFEST and the logs it does not cover, then starts a new
+    /// log, or with `reuse_logs` keeps appending to the last one (and to the
+    /// MANIFEST) when they are small and end cleanly.
     fn recover(self: &Arc<Self>) -> Result<()> {
         let mut st = self.state.lock();
-        st.versions.recover()?;
+        let new_manifest = st.versions.recover()?;
         let fs = &self.options.fs;
         let min_log = st.versions.log_number;
         let prev_log = st.versions.prev_log_number;
@@ -460,28 +489,68 @@ impl DbInner {
             ));
         }
         logs.sort_unstable();
-        let mut edit = VersionEdit::default();
-        let mut max_sequence = st.versions.last_sequence;
+        // The previous run may have made these logs without recording their
+        // numbers in the MANIFEST: none may be handed out again.
         for &number in &logs {
             st.versions.mark_file_number_used(number);
-            self.replay_log(&mut st, number, &mut edit, &mut max_sequence)?;
+        }
+        if st.versions.next_file_number == u64::MAX {
+            return Err(Error::corruption(
+                &self.dir,
+                None,
+                "file numbers exhausted: a file or MANIFEST entry numbered 2^64 - 1",
+            ));
+        }
+        let mut edit = VersionEdit::default();
+        let mut max_sequence = st.versions.last_sequence;
+        let mut reusable = None;
+        for (i, &number) in logs.iter().enumerate() {
+            let last = i + 1 == logs.len();
+            let may_reuse = last && self.options.reuse_logs && number >= min_log;
+            if may_reuse && !st.mem.is_empty() {
+                // The MANIFEST will name only the reused log: what the older
+                // logs held goes to a table first.
+                self.flush_recovered(&mut st, &mut edit)?;
+            }
+            let replay = self.replay_log(&mut st, number, &mut edit, &mut max_sequence)?;
+            if may_reuse && !replay.flushed {
+                reusable = replay.clean_end.map(|len| (number, len));
+            }
         }
         if st.versions.last_sequence < max_sequence {
             st.versions.last_sequence = max_sequence;
         }
-        // Flush what the logs held so that the old logs can go.
-        if !st.mem.is_empty() {
-            let mem = std::mem::replace(&mut st.mem, Arc::new(MemTable::new(self.icmp.clone())));
-            self.write_level0_table(&mut st, &mem, &mut edit, None)?;
+        let reused = match reusable {
+            Some((number, len)) => self.reuse_log(number, len),
+            None => None,
+        };
+        match reused {
+            Some((number, writer)) => {
+                // The memtable keeps what the log holds.
+                *self.log.lock() = Some(writer);
+                st.logfile_number = number;
+            }
+            None => {
+                // Flush what the logs held so that the old logs can go.
+                self.flush_recovered(&mut st, &mut edit)?;
+                let new_log = st.versions.new_file_number();
+                let file = fs.new_writable_file(&log_file_name(&self.dir, new_log))?;
+                *self.log.lock() = Some(log::Writer::new(file));
+                st.logfile_number = new_log;
+            }
         }
-        let new_log = st.versions.new_file_number();
-        let file = fs.new_writable_file(&log_file_name(&self.dir, new_log))?;
-        *self.log.lock() = Some(log::Writer::new(file));
-        st.logfile_number = new_log;
-        edit.log_number = Some(new_log);
+        edit.log_number = Some(st.logfile_number);
         edit.prev_log_number = Some(0);
-        st.versions.start_new_manifest();
-        st.versions.log_and_apply(&mut edit)?;
+        let changed = !edit.new_files.is_empty()
+            || st.logfile_number != st.versions.log_number
+            || st.versions.prev_log_number != 0;
+        if new_manifest {
+            st.versions.start_new_manifest();
+            st.versions.log_and_apply(&mut edit)?;
+        } else if changed {
+            // Appended to the reused MANIFEST.
+            st.versions.log_and_apply(&mut edit)?;
+        }
         fs.sync_dir(&self.dir)?;
         self.visible_sequence
             .store(st.versions.last_sequence, Ordering::Release);
@@ -491,19 +560,54 @@ impl DbInner {
         Ok(())
     }
 
+    /// Writes the memtable filled by log replay (if not empty) to a level-0
+    /// table recorded in `edit`, and starts an empty one.
+    fn flush_recovered(
+        &self,
+        st: &mut parking_lot::MutexGuard<'_, State>,
+        edit: &mut VersionEdit,
+    ) -> Result<()> {
+        if st.mem.is_empty() {
+            return Ok(());
+        }
+        let mem = std::mem::replace(&mut st.mem, Arc::new(MemTable::new(self.icmp.clone())));
+        self.write_level0_table(st, &mem, edit, None)
+    }
+
+    /// Opens log `number`, which ends cleanly after `len` bytes, for
+    /// appending. `None` (a new log is made instead) if it cannot be opened.
+    fn reuse_log(&self, number: u64, len: u64) -> Option<(u64, log::Writer)> {
+        let path = log_file_name(&self.dir, number);
+        match self.options.fs.new_appendable_file(&path) {
+            Ok(file) => {
+                self.info_log
+                    .log(&format!("reusing log {} ({len} bytes)", path.display()));
+                Some((number, log::Writer::with_offset(file, len)))
+            }
+            Err(e) => {
+                self.info_log
+                    .log(&format!("not reusing log {}: {e}", path.display()));
+                None
+            }
+        }
+    }
+
+    /// Replays log `number` into the memtable, flushing it to level-0 tables
+    /// (recorded in `edit`) whenever it outgrows the write buffer.
     fn replay_log(
         &self,
         st: &mut parking_lot::MutexGuard<'_, State>,
         number: u64,
         edit: &mut VersionEdit,
         max_sequence: &mut u64,
-    ) -> Result<()> {
+    ) -> Result<Replay> {
         let path = log_file_name(&self.dir, number);
         let file = self.options.fs.new_sequential_file(&path)?;
+        let file_len = self.options.fs.file_size(&path).ok();
         let paranoid = self.options.paranoid_checks;
         let first_error: Arc<Mutex<Option<Error>>> = Arc::default();
         let sink = first_error.clone();
-        let reporter: Box<dyn FnMut(u64, &Error) + Send> = Box::new(move |_bytes, err| {
+        let reporter: log::Reporter = Box::new(move |_bytes, err| {
             let mut slot = sink.lock();
             if slot.is_none() {
                 *slot = Some(err.duplicate());
@@ -511,6 +615,10 @@ impl DbInner {
         });
         let mut reader = log::Reader::new(file, path.clone(), Some(reporter), true, 0);
         let mut scratch = Vec::new();
+        let mut outcome = Replay::default();
+        // Where the last record read ends, and whether any was skipped.
+        let mut end_of_records = 0;
+        let mut skipped = false;
         loop {
             let record = match reader.read_record(&mut scratch) {
                 Ok(Some(r)) => r.to_vec(),
@@ -518,12 +626,14 @@ impl DbInner {
                 Err(e) => return Err(e),
             };
             let offset = reader.last_record_offset();
+            end_of_records = log::writer::record_end(offset, record.len());
             if record.len() < 12 {
                 let e = Error::corruption(&path, Some(offset), "log record too small");
                 if paranoid {
                     return Err(e);
                 }
                 self.info_log.log(&e.to_string());
+                skipped = true;
                 continue;
             }
             let batch = match WriteBatch::from_contents(record) {
@@ -534,6 +644,21 @@ impl DbInner {
                         return Err(e);
                     }
                     self.info_log.log(&e.to_string());
+                    skipped = true;
+                    continue;
+                }
+            };
+            // Check the whole record before applying any of it, so that a
+            // damaged batch is skipped as a whole.
+            let last = match check_recovered_batch(&batch) {
+                Ok(last) => last,
+                Err(e) => {
+                    let e = e.in_file(&path, Some(offset));
+                    if paranoid {
+                        return Err(e);
+                    }
+                    self.info_log.log(&e.to_string());
+                    skipped = true;
                     continue;
                 }
             };
@@ -544,16 +669,17 @@ impl DbInner {
                     return Err(e);
                 }
                 self.info_log.log(&e.to_string());
+                skipped = true;
                 continue;
             }
-            let last = batch.sequence() + batch.count() as u64 - 1;
-            if last > *max_sequence && batch.count() > 0 {
-                *max_sequence = last;
+            if let Some(last) = last {
+                *max_sequence = (*max_sequence).max(last);
             }
             if mem.approximate_memory_usage() > self.options.write_buffer_size {
                 let full =
                     std::mem::replace(&mut st.mem, Arc::new(MemTable::new(self.icmp.clone())));
                 self.write_level0_table(st, &full, edit, None)?;
+                outcome.flushed = true;
             }
         }
         if let Some(e) = first_error.lock().take() {
@@ -562,8 +688,12 @@ impl DbInner {
             if paranoid {
                 return Err(e);
             }
+            skipped = true;
         }
-        Ok(())
+        if !skipped && file_len == Some(end_of_records) {
+            outcome.clean_end = file_len;
+        }
+        Ok(outcome)
     }
 
     /// Publishes the current memtables and version to readers.
@@ -575,11 +705,20 @@ impl DbInner {
         }));
     }
 
+    /// The sequence number reads with `opts` see: the snapshot's, which must
+    /// be one of this database's, or the latest.
+    fn read_sequence(&self, opts: &ReadOptions<'_>) -> Result<u64> {
+        match opts.snapshot {
+            Some(s) if s.is_from(&self.snapshots) => Ok(s.sequence()),
+            Some(s) => Err(Error::InvalidArgument(format!(
+                "{s:?} was taken from another database (or an earlier opening of this one)"
+            ))),
+            None => Ok(self.visible_sequence.load(Ordering::Acquire)),
+        }
+    }
+
     fn get(&self, opts: &ReadOptions<'_>, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        let seq = match opts.snapshot {
-            Some(s) => s.sequence(),
-            None => self.visible_sequence.load(Ordering::Acquire),
-        };
+        let seq = self.read_sequence(opts)?;
         let sv = self.super_version.load();
         let lk = LookupKey::new(key, seq);
         match sv.mem.get(&lk) {
@@ -602,8 +741,8 @@ impl DbInner {
         )?;
         if let Some(charge) = charge {
             if sv.current.update_stats(charge) {
-                let st = self.state.lock();
-                self.maybe_schedule_compaction(&st);
+                // The background thread sees the version's file to compact.
+                self.bg_cv.notify_one();
             }
         }
         Ok(match found {
@@ -612,12 +751,17 @@ impl DbInner {
         })
     }
 
-    fn new_iterator(&self, opts: &ReadOptions<'_>) -> DbIter {
-        let seq = match opts.snapshot {
-            Some(s) => s.sequence(),
-            None => self.visible_sequence.load(Ordering::Acquire),
-        };
+    fn new_iterator(self: &Arc<Self>, opts: &ReadOptions<'_>) -> DbIter {
         let sv = self.super_version.load_full();
+        let seq = match self.read_sequence(opts) {
+            Ok(seq) => seq,
+            Err(e) => {
+                // An iterator that is never valid and reports the error.
+                let failed = Box::new(crate::iterator::EmptyIterator::with_error(e));
+                let hook = read_sample_hook(Weak::new(), sv.current.clone());
+                return DbIter::new(self.icmp.clone(), failed, 0, sv, hook, 0);
+            }
+        };
         let mut children: Vec<Box<dyn crate::iterator::InternalIterator>> = Vec::new();
         children.push(Box::new(sv.mem.iter()));
         if let Some(imm) = &sv.imm {
@@ -630,7 +774,9 @@ impl DbInner {
             &mut children,
         );
         let merged = crate::db::merging_iter::MergingIterator::new(self.icmp.clone(), children);
-        DbIter::new(self.icmp.clone(), Box::new(merged), seq, sv)
+        let seed = self.iterators_created.fetch_add(1, Ordering::Relaxed);
+        let hook = read_sample_hook(Arc::downgrade(self), sv.current.clone());
+        DbIter::new(self.icmp.clone(), Box::new(merged), seq, sv, hook, seed)
     }
 
     fn property(&self, name: &str) -> Option<String> {
@@ -676,6 +822,48 @@ impl DbInner {
             }
             _ => None,
         }
+    }
+}
+
+/// The hook an iterator calls about once per megabyte it reads: charges a
+/// seek to the first of the files of `version` (the iterator's) that may
+/// hold the sampled key when there are several, and wakes the background
+/// thread when that makes a compaction due. Takes no database lock and does
+/// no I/O; holds the database weakly, so an iterator outliving its `Db` does
+/// not keep it open.
+fn read_sample_hook(db: Weak<DbInner>, version: Arc<Version>) -> ReadSampleHook {
+    Box::new(move |ikey: &[u8]| {
+        if version.record_read_sample(ikey) {
+            if let Some(db) = db.upgrade() {
+                db.bg_cv.notify_one();
+            }
+        }
+    })
+}
+
+/// Checks a batch read from a log before it is applied: well-formed, keys
+/// short enough for the memtable, sequence numbers in range. Returns the
+/// sequence number of its last update (`None` for an empty batch).
+pub(crate) fn check_recovered_batch(batch: &WriteBatch) -> Result<Option<u64>> {
+    batch.for_each(|_, key, _| {
+        if key.len() > MAX_KEY_LEN {
+            return Err(Error::bad_data(format!(
+                "a key of {} bytes in a log record",
+                key.len()
+            )));
+        }
+        Ok(())
+    })?;
+    let count = u64::from(batch.count());
+    if count == 0 {
+        return Ok(None);
+    }
+    match batch.sequence().checked_add(count - 1) {
+        Some(last) if last <= MAX_SEQUENCE_NUMBER => Ok(Some(last)),
+        _ => Err(Error::bad_data(format!(
+            "sequence numbers {} + {count} in a log record are out of range",
+            batch.sequence()
+        ))),
     }
 }
 

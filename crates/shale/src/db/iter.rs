@@ -1,10 +1,15 @@
 //! The public iterator: user keys and values as of one sequence number, over
 //! the memtables and every table of one version, which it keeps alive.
+//!
+//! While it reads, it samples the keys it passes (about one per megabyte) and
+//! reports them to the database, which charges a seek to a table file when
+//! the sampled key overlaps several files: ranges that are read often but
+//! spread over many files get compacted, as LevelDB does.
 
 use std::sync::Arc;
 
 use crate::db::core::SuperVersion;
-use crate::db::db_iter::DbIterator;
+use crate::db::db_iter::{DbIterator, ReadSampleHook, READ_BYTES_PERIOD};
 use crate::error::Result;
 use crate::iterator::InternalIterator;
 use crate::keys::{InternalKeyComparator, SequenceNumber};
@@ -21,14 +26,20 @@ pub struct DbIter {
 }
 
 impl DbIter {
+    /// An iterator over `merged` as of `sequence`, keeping `pinned` alive.
+    /// `sample` is called about every [`READ_BYTES_PERIOD`] bytes read, at
+    /// random points drawn from `seed`.
     pub(crate) fn new(
         icmp: InternalKeyComparator,
         merged: Box<dyn InternalIterator>,
         sequence: SequenceNumber,
         pinned: Arc<SuperVersion>,
+        sample: ReadSampleHook,
+        seed: u64,
     ) -> DbIter {
         DbIter {
-            inner: DbIterator::new(&icmp, merged, sequence, None),
+            inner: DbIterator::new(&icmp, merged, sequence, Some(sample))
+                .with_sample_period(READ_BYTES_PERIOD, seed),
             _pinned: pinned,
         }
     }

@@ -12,6 +12,7 @@ pub mod level_iter;
 pub mod merging_iter;
 pub mod repair;
 pub mod table_cache;
+mod wakeup;
 pub mod write;
 
 pub use self::core::{destroy, Db};

@@ -14,7 +14,7 @@ use std::sync::Arc;
 use crate::batch::WriteBatch;
 use crate::cache::Cache;
 use crate::db::builder::build_table;
-use crate::db::core::insert_into;
+use crate::db::core::{check_recovered_batch, insert_into, sanitize};
 use crate::db::table_cache::TableCache;
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
@@ -44,6 +44,9 @@ use crate::version::filename::{
 /// ```
 pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<()> {
     let dir = path.as_ref();
+    let mut options = options.clone();
+    sanitize(&mut options);
+    let options = &options;
     let fs = options.fs.clone();
     let _lock = fs.lock(&lock_file_name(dir))?;
     let icmp = InternalKeyComparator::new(options.comparator.clone());
@@ -69,7 +72,8 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<()> {
     let mut next_number = 1u64;
     for name in fs.children(dir)? {
         if let Some((number, t)) = parse_file_name(&name) {
-            next_number = next_number.max(number + 1);
+            // Any number may be read from a file name: u64::MAX stays in use.
+            next_number = next_number.max(number.saturating_add(1));
             match t {
                 FileType::Log => logs.push(number),
                 FileType::Table => tables.push(number),
@@ -101,14 +105,17 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<()> {
         let mut reader = log::Reader::new(file, path.clone(), None, true, 0);
         let mut scratch = Vec::new();
         while let Ok(Some(record)) = reader.read_record(&mut scratch) {
-            if let Ok(batch) = WriteBatch::from_contents(record.to_vec()) {
-                if insert_into(&mem, &batch).is_ok() && batch.count() > 0 {
-                    max_sequence = max_sequence.max(batch.sequence() + batch.count() as u64 - 1);
+            let Ok(batch) = WriteBatch::from_contents(record.to_vec()) else {
+                continue;
+            };
+            if let Ok(last) = check_recovered_batch(&batch) {
+                if insert_into(&mem, &batch).is_ok() {
+                    max_sequence = max_sequence.max(last.unwrap_or(0));
                 }
             }
         }
         let table_number = next_number;
-        next_number += 1;
+        next_number = next_number.saturating_add(1);
         let mut it = mem.iter();
         let meta = build_table(
             dir,
@@ -151,7 +158,7 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<()> {
             Err(_) => {
                 // Copy what can be read into a new table.
                 let new_number = next_number;
-                next_number += 1;
+                next_number = next_number.saturating_add(1);
                 if let Some(meta) = salvage_table(
                     dir,
                     options,
@@ -174,7 +181,7 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<()> {
         let _ = archive(&dir.join(name));
     }
     let manifest_number = next_number;
-    next_number += 1;
+    next_number = next_number.saturating_add(1);
     edit.comparator = Some(icmp.user_comparator().name().to_string());
     edit.log_number = Some(0);
     edit.next_file_number = Some(next_number);

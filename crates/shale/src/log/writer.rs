@@ -132,3 +132,80 @@ impl Writer {
         self.file_len
     }
 }
+
+/// The file offset just past a record of `len` bytes whose first fragment
+/// header is at `start`, laid out as [`Writer`] lays records out (block-tail
+/// padding included). Recovery uses it to tell whether a log ends exactly
+/// after its last record, so that appending to it is safe.
+pub fn record_end(start: u64, len: usize) -> u64 {
+    let block = BLOCK_SIZE as u64;
+    let header = HEADER_SIZE as u64;
+    let mut pos = start;
+    let mut rest = len as u64;
+    loop {
+        let leftover = block - pos % block;
+        if leftover < header {
+            // The writer pads a tail too short for a header.
+            pos += leftover;
+        }
+        // At most a block's payload, so the loop runs once per block.
+        let fragment = rest.min(block - pos % block - header);
+        pos += header + fragment;
+        rest -= fragment;
+        if rest == 0 {
+            return pos;
+        }
+    }
+}
+
+#[cfg(test)]
+mod record_end_tests {
+    use super::*;
+    use crate::env::{FileSystem, MemFs};
+    use crate::log::Reader;
+    use std::path::Path;
+
+    #[test]
+    fn record_end_matches_the_writers_layout() {
+        let fs = MemFs::new();
+        let path = Path::new("/log");
+        let mut w = Writer::new(fs.new_writable_file(path).unwrap());
+        // Lengths that end exactly at, just before and just after block
+        // boundaries, leave tails too short for a header, and span blocks.
+        const B: usize = BLOCK_SIZE;
+        let lens = [
+            B - HEADER_SIZE - 3, // ends 3 bytes before the block's end
+            5,                   // so starts after 3 bytes of padding
+            B - 26,              // ends with exactly a header's room left
+            0,                   // a bare header filling that room
+            1,
+            2 * B - 29, // two fragments, again leaving a header's room
+            10,         // an empty first fragment, the rest in the next block
+            3 * B + 17, // four fragments
+            0,
+            B - HEADER_SIZE,
+        ];
+        let mut ends = Vec::new();
+        for (i, &len) in lens.iter().enumerate() {
+            w.add_record(&vec![i as u8; len]).unwrap();
+            ends.push(fs.file_size(path).unwrap());
+        }
+        let mut r = Reader::new(
+            fs.new_sequential_file(path).unwrap(),
+            path.to_path_buf(),
+            None,
+            true,
+            0,
+        );
+        let mut scratch = Vec::new();
+        for (i, &len) in lens.iter().enumerate() {
+            let got = r.read_record(&mut scratch).unwrap().map(<[u8]>::len);
+            assert_eq!(got, Some(len), "record {i}");
+            assert_eq!(
+                record_end(r.last_record_offset(), len),
+                ends[i],
+                "record {i}"
+            );
+        }
+    }
+}

@@ -9,6 +9,7 @@
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::compaction::Compaction;
@@ -19,7 +20,9 @@ use crate::keys::{InternalKey, InternalKeyComparator};
 use crate::log;
 use crate::options::Options;
 use crate::version::edit::{FileMetaData, VersionEdit};
-use crate::version::filename::{descriptor_file_name, read_current_file, set_current_file};
+use crate::version::filename::{
+    descriptor_file_name, parse_file_name, read_current_file, set_current_file, FileType,
+};
 use crate::version::version::{
     key_range, level_iterator, total_file_size, LevelFiles, Version, L0_COMPACTION_TRIGGER,
 };
@@ -105,7 +108,8 @@ impl VersionSet {
     /// Makes sure `number` is never handed out.
     pub fn mark_file_number_used(&mut self, number: u64) {
         if self.next_file_number <= number {
-            self.next_file_number = number + 1;
+            // A file number read from disk may be anything; u64::MAX stays in use.
+            self.next_file_number = number.saturating_add(1);
         }
     }
 
@@ -188,7 +192,9 @@ impl VersionSet {
     }
 
     /// Reads CURRENT and the MANIFEST it names and installs the version they
-    /// describe. Returns whether a new MANIFEST must be written.
+    /// describe. Returns whether a new MANIFEST must be written: false when,
+    /// with `reuse_logs`, the MANIFEST was small and clean enough to keep
+    /// appending to (see [`VersionSet::start_new_manifest`] otherwise).
     pub fn recover(&mut self) -> Result<bool> {
         let fs = self.options.fs.clone();
         let current = read_current_file(&*fs, &self.dir)?;
@@ -213,14 +219,21 @@ impl VersionSet {
         let mut next_file = None;
         let mut last_sequence = None;
 
-        let mut reader = log::Reader::new(file, manifest_path.clone(), None, true, 0);
+        // Whether the reader skipped damage, and where the last record ends:
+        // appending to the MANIFEST is only safe if it ends cleanly.
+        let damaged = Arc::new(AtomicBool::new(false));
+        let flag = damaged.clone();
+        let reporter: log::Reporter = Box::new(move |_, _| flag.store(true, Ordering::Relaxed));
+        let mut reader = log::Reader::new(file, manifest_path.clone(), Some(reporter), true, 0);
         let mut scratch = Vec::new();
+        let mut end_of_records = 0;
         loop {
-            let edit = match reader.read_record(&mut scratch)? {
+            let (edit, len) = match reader.read_record(&mut scratch)? {
                 None => break,
-                Some(record) => VersionEdit::decode(record),
+                Some(record) => (VersionEdit::decode(record), record.len()),
             };
             let offset = reader.last_record_offset();
+            end_of_records = log::writer::record_end(offset, len);
             let edit = edit.map_err(|e| e.in_file(&manifest_path, Some(offset)))?;
             if let Some(name) = &edit.comparator {
                 if name != self.icmp.user_comparator().name() {
@@ -252,15 +265,46 @@ impl VersionSet {
         let mut v = builder.save();
         finalize(&mut v);
         self.install(v);
-        self.manifest_file_number = next_file;
-        self.next_file_number = next_file + 1;
         self.last_sequence = last_sequence;
         self.log_number = log_number;
         self.prev_log_number = prev_log_number;
 
-        // Always start a new MANIFEST on open: it compacts the history and
-        // leaves the old one (and any torn tail it may have) behind.
+        let clean_end = !damaged.load(Ordering::Relaxed)
+            && fs.file_size(&manifest_path).ok() == Some(end_of_records);
+        if clean_end && self.reuse_manifest(manifest_name, end_of_records) {
+            self.next_file_number = self.next_file_number.max(next_file);
+            return Ok(false);
+        }
+        // Otherwise the next `log_and_apply` starts a new MANIFEST: it
+        // compacts the history and leaves the old one (and any torn tail it
+        // may have) behind.
+        self.manifest_file_number = next_file;
+        self.next_file_number = self.next_file_number.max(next_file.saturating_add(1));
         Ok(true)
+    }
+
+    /// With `reuse_logs`, keeps appending to the MANIFEST `name` (`size`
+    /// bytes, ending cleanly after its last record) instead of writing a new
+    /// one, as long as it is smaller than a table file (LevelDB's rule: a
+    /// bigger one is rewritten to drop its history). True if reused.
+    fn reuse_manifest(&mut self, name: &str, size: u64) -> bool {
+        if !self.options.reuse_logs || size >= self.options.max_file_size as u64 {
+            return false;
+        }
+        let number = match parse_file_name(name) {
+            Some((number, FileType::Descriptor)) => number,
+            _ => return false,
+        };
+        let path = self.dir.join(name);
+        match self.options.fs.new_appendable_file(&path) {
+            Ok(file) => {
+                self.descriptor_log = Some(log::Writer::with_offset(file, size));
+                self.manifest_file_number = number;
+                true
+            }
+            // Not fatal: a new MANIFEST will be written instead.
+            Err(_) => false,
+        }
     }
 
     /// Sets the number of the MANIFEST the next `log_and_apply` creates.
@@ -270,8 +314,10 @@ impl VersionSet {
     }
 
     fn write_snapshot(&self, dst: &mut Vec<u8>) {
-        let mut edit = VersionEdit::default();
-        edit.comparator = Some(self.icmp.user_comparator().name().to_string());
+        let mut edit = VersionEdit {
+            comparator: Some(self.icmp.user_comparator().name().to_string()),
+            ..Default::default()
+        };
         for (level, ptr) in self.compact_pointer.iter().enumerate() {
             if !ptr.is_empty() {
                 edit.compact_pointers

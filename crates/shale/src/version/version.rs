@@ -106,24 +106,7 @@ impl Version {
         let mut first_searched: Option<(Arc<FileMetaData>, usize)> = None;
         let mut searched = 0usize;
 
-        // Level 0: every overlapping file, newest (highest number, last) first;
-        // then at most one file per deeper level, found by binary search.
-        let l0 = self.files[0]
-            .iter()
-            .rev()
-            .filter(|f| {
-                ucmp.compare(user_key, f.smallest.user_key()) != Ordering::Less
-                    && ucmp.compare(user_key, f.largest.user_key()) != Ordering::Greater
-            })
-            .map(|f| (f, 0));
-        let deeper = (1..NUM_LEVELS).filter_map(|level| {
-            let files = &self.files[level];
-            let f = files.get(find_file(&self.icmp, files, ikey))?;
-            (ucmp.compare(user_key, f.smallest.user_key()) != Ordering::Less).then_some((f, level))
-        });
-        let candidates = l0.chain(deeper);
-
-        for (f, level) in candidates {
+        for (f, level) in self.files_for_key(user_key, ikey) {
             searched += 1;
             if searched == 1 {
                 first_searched = Some((f.clone(), level));
@@ -165,6 +148,54 @@ impl Version {
             None
         };
         Ok((TableGet::Absent, charge))
+    }
+
+    /// The files that may hold entries for `user_key`, in the order a lookup
+    /// searches them, with their levels: every level-0 file whose range
+    /// covers the key, newest (highest number, last) first; then at most one
+    /// file per deeper level, found by binary search on `ikey` (an internal
+    /// key for `user_key`).
+    fn files_for_key<'a>(
+        &'a self,
+        user_key: &'a [u8],
+        ikey: &'a [u8],
+    ) -> impl Iterator<Item = (&'a Arc<FileMetaData>, usize)> + 'a {
+        let ucmp = self.icmp.user_comparator();
+        let l0 = self.files[0]
+            .iter()
+            .rev()
+            .filter(move |f| {
+                ucmp.compare(user_key, f.smallest.user_key()) != Ordering::Less
+                    && ucmp.compare(user_key, f.largest.user_key()) != Ordering::Greater
+            })
+            .map(|f| (f, 0));
+        let deeper = (1..NUM_LEVELS).filter_map(move |level| {
+            let files = &self.files[level];
+            let f = files.get(find_file(&self.icmp, files, ikey))?;
+            (ucmp.compare(user_key, f.smallest.user_key()) != Ordering::Less).then_some((f, level))
+        });
+        l0.chain(deeper)
+    }
+
+    /// Accounts for an iterator having read the entry with internal key
+    /// `ikey` (called about once per megabyte read, see
+    /// [`crate::db::db_iter::READ_BYTES_PERIOD`]). When two or more files
+    /// may hold the key, a lookup of it would search the first one in vain,
+    /// so a seek is charged to that file, as [`Version::get`] does. Returns
+    /// true if that makes a compaction due. Lock-free unless the file's seek
+    /// budget runs out; an unparsable key is ignored.
+    pub fn record_read_sample(&self, ikey: &[u8]) -> bool {
+        let Some(parsed) = parse_internal_key(ikey) else {
+            return false;
+        };
+        let mut files = self.files_for_key(parsed.user_key, ikey);
+        match (files.next(), files.next()) {
+            (Some((file, level)), Some(_)) => self.update_stats(SeekCharge {
+                file: file.clone(),
+                level,
+            }),
+            _ => false,
+        }
     }
 
     /// Charges a seek to a file; true if the file should now be compacted.
@@ -278,14 +309,14 @@ impl Version {
         for (level, files) in self.files.iter().enumerate() {
             for f in files {
                 if self.icmp.compare(f.largest.encoded(), ikey) != Ordering::Greater {
-                    result += f.file_size;
+                    result = result.saturating_add(f.file_size);
                 } else if self.icmp.compare(f.smallest.encoded(), ikey) == Ordering::Greater {
                     // Entirely after ikey; later files of a sorted level are too.
                     if level > 0 {
                         break;
                     }
                 } else if let Ok(t) = tc.table(f.number, f.file_size) {
-                    result += t.approximate_offset_of(ikey);
+                    result = result.saturating_add(t.approximate_offset_of(ikey));
                 }
             }
         }
@@ -357,9 +388,12 @@ pub fn level_iterator(
     ))
 }
 
-/// Sum of the sizes of `files`.
+/// Sum of the sizes of `files` (saturating: the sizes come from the MANIFEST).
 pub fn total_file_size(files: &[Arc<FileMetaData>]) -> u64 {
-    files.iter().map(|f| f.file_size).sum()
+    files
+        .iter()
+        .map(|f| f.file_size)
+        .fold(0, u64::saturating_add)
 }
 
 /// Bytes of overlap with the grandparent level above which a compaction output file is cut.
@@ -443,5 +477,81 @@ impl crate::db::level_iter::LevelFile for FileMetaData {
     #[inline]
     fn largest(&self) -> &[u8] {
         self.largest.encoded()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testutil::{icmp, ikey};
+
+    fn file(number: u64, smallest: &str, largest: &str) -> Arc<FileMetaData> {
+        Arc::new(FileMetaData::new(
+            number,
+            1000,
+            InternalKey::new(smallest.as_bytes(), 100, ValueType::Value),
+            InternalKey::new(largest.as_bytes(), 1, ValueType::Value),
+        ))
+    }
+
+    /// Level 0: #3 [c, k]; level 1: #1 [a, e], #2 [f, p]; level 2: #4 [a, z].
+    fn version() -> Version {
+        let mut v = Version::new(icmp());
+        v.files[0] = vec![file(3, "c", "k")];
+        v.files[1] = vec![file(1, "a", "e"), file(2, "f", "p")];
+        v.files[2] = vec![file(4, "a", "z")];
+        v
+    }
+
+    fn sample(v: &Version, user_key: &str) -> bool {
+        v.record_read_sample(&ikey(user_key.as_bytes(), 50, ValueType::Value))
+    }
+
+    fn seeks(v: &Version, level: usize, i: usize) -> i64 {
+        v.files[level][i].allowed_seeks()
+    }
+
+    #[test]
+    fn a_sampled_key_in_one_file_charges_nothing() {
+        let v = version();
+        let before = FileMetaData::initial_allowed_seeks(1000);
+        // Only the level-2 file covers "q".
+        assert!(!sample(&v, "q"));
+        assert_eq!(seeks(&v, 2, 0), before);
+        assert!(v.file_to_compact.lock().is_none());
+    }
+
+    #[test]
+    fn a_sampled_key_in_several_files_charges_the_first_searched() {
+        let v = version();
+        let before = FileMetaData::initial_allowed_seeks(1000);
+        // "d": level-0 #3 is searched first, then #1 and #4.
+        assert!(!sample(&v, "d"));
+        assert_eq!(seeks(&v, 0, 0), before - 1);
+        assert_eq!((seeks(&v, 1, 0), seeks(&v, 2, 0)), (before, before));
+        // "m": not in level 0; level-1 #2 comes before level-2 #4.
+        assert!(!sample(&v, "m"));
+        assert_eq!(seeks(&v, 1, 1), before - 1);
+        assert_eq!(seeks(&v, 2, 0), before);
+    }
+
+    #[test]
+    fn the_sample_that_spends_the_last_seek_makes_a_compaction_due_once() {
+        let v = version();
+        let budget = FileMetaData::initial_allowed_seeks(1000);
+        for _ in 1..budget {
+            assert!(!sample(&v, "g"));
+        }
+        assert!(sample(&v, "g"), "the last seek of #3's budget");
+        assert!(!sample(&v, "g"), "already waiting for compaction");
+        let (f, level) = v.file_to_compact.lock().clone().expect("a file to compact");
+        assert_eq!((f.number, level), (3, 0));
+    }
+
+    #[test]
+    fn an_unparsable_sampled_key_is_ignored() {
+        let v = version();
+        assert!(!v.record_read_sample(b"short"));
+        assert_eq!(seeks(&v, 0, 0), FileMetaData::initial_allowed_seeks(1000));
     }
 }
