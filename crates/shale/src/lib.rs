@@ -7,6 +7,43 @@
 //! `sstable` (table files), `version` (the MANIFEST and the set of live files),
 //! `compaction`, and `db` (the write and read paths that tie them together).
 //! All file access goes through `env`.
+//!
+//! ## Quick start
+//!
+//! ```
+//! use shale::{Db, Options, ReadOptions, WriteBatch, WriteOptions};
+//!
+//! # fn main() -> shale::Result<()> {
+//! # let dir = tempfile::tempdir().unwrap();
+//! # let path = dir.path().join("db");
+//! let db = Db::open(&path, Options { create_if_missing: true, ..Default::default() })?;
+//!
+//! // Single updates, and an atomic batch made durable with fdatasync.
+//! db.put(b"apple", b"red")?;
+//! let mut batch = WriteBatch::new();
+//! batch.put(b"banana", b"yellow")?;
+//! batch.delete(b"apple")?;
+//! db.write(&WriteOptions { sync: true }, &batch)?;
+//! assert_eq!(db.get(b"apple")?, None);
+//!
+//! // A snapshot keeps seeing the database as it was.
+//! let snap = db.snapshot();
+//! db.put(b"cherry", b"dark red")?;
+//! let old = ReadOptions { snapshot: Some(&snap), ..Default::default() };
+//! assert_eq!(db.get_with(&old, b"cherry")?, None);
+//!
+//! // Ordered iteration, both ways.
+//! let mut it = db.iter(&ReadOptions::default());
+//! it.seek_to_first();
+//! let mut keys = Vec::new();
+//! while it.valid() {
+//!     keys.push(it.key().to_vec());
+//!     it.next();
+//! }
+//! it.status()?;
+//! assert_eq!(keys, [b"banana".to_vec(), b"cherry".to_vec()]);
+//! # Ok(()) }
+//! ```
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
