@@ -22,6 +22,8 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
+use bytes::Bytes;
+
 use crate::comparator::Comparator;
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
@@ -29,7 +31,8 @@ use crate::util::coding::{decode_fixed32, get_varint32};
 
 /// A parsed block: its bytes and the position of its restart array.
 pub struct Block {
-    data: Vec<u8>,
+    /// The contents: a buffer of their own, or a slice of a mapped table.
+    data: Bytes,
     /// Offset of the restart array, which is also the end of the entries.
     restarts_start: u32,
     num_restarts: u32,
@@ -38,6 +41,12 @@ pub struct Block {
 impl Block {
     /// Parses block contents (as returned by the builder's `finish`).
     pub fn new(data: Vec<u8>) -> Result<Block> {
+        Block::from_bytes(Bytes::from(data))
+    }
+
+    /// Parses block contents held in shared bytes (e.g. a slice of a mapped
+    /// file), without copying them.
+    pub fn from_bytes(data: Bytes) -> Result<Block> {
         let n = data.len();
         if n > u32::MAX as usize {
             return Err(Error::bad_data("block larger than 4 GiB"));

@@ -16,6 +16,10 @@
 //! snappy block's claimed uncompressed length is checked against the largest
 //! length its compressed size can produce.
 
+use std::sync::Arc;
+
+use bytes::Bytes;
+
 use crate::env::RandomAccessFile;
 use crate::error::{Error, Result};
 use crate::options::CompressionType;
@@ -147,51 +151,114 @@ pub fn read_block_contents(
     handle: &BlockHandle,
     verify_checksums: bool,
 ) -> Result<Vec<u8>> {
+    let n = checked_block_len(handle, file_size)?;
+    match read_block_raw(file, handle.offset, n, verify_checksums)? {
+        RawBlock::Owned(data) => Ok(data),
+        RawBlock::Mapped(start) => Ok(file
+            .mapped()
+            .and_then(|m| m.get(start..start + n))
+            .map(<[u8]>::to_vec)
+            .unwrap_or_default()),
+    }
+}
+
+/// Reads and parses the block at `handle` of a shared file; see
+/// [`read_block_contents`]. An uncompressed block of a mapped file is not
+/// copied: the block borrows the mapping (and keeps the file open). The flag
+/// says whether the block is worth caching, false for such borrowed blocks,
+/// which cost nothing to read again.
+pub fn read_block_shared(
+    file: &Arc<dyn RandomAccessFile>,
+    file_size: u64,
+    handle: &BlockHandle,
+    verify_checksums: bool,
+) -> Result<(Block, bool)> {
+    let n = checked_block_len(handle, file_size)?;
+    match read_block_raw(&**file, handle.offset, n, verify_checksums)? {
+        RawBlock::Owned(data) => Ok((Block::new(data)?, true)),
+        RawBlock::Mapped(start) => {
+            let whole = Bytes::from_owner(MappedFile(Arc::clone(file)));
+            if whole.len() < start + n {
+                return Err(Error::bad_data("truncated block read"));
+            }
+            Ok((Block::from_bytes(whole.slice(start..start + n))?, false))
+        }
+    }
+}
+
+/// A mapped file as the owner of the bytes it lends.
+struct MappedFile(Arc<dyn RandomAccessFile>);
+
+impl AsRef<[u8]> for MappedFile {
+    fn as_ref(&self) -> &[u8] {
+        self.0.mapped().unwrap_or(&[])
+    }
+}
+
+/// The contents length of the block at `handle`, if it and its trailer lie
+/// inside a file of `file_size` bytes.
+fn checked_block_len(handle: &BlockHandle, file_size: u64) -> Result<usize> {
     let fits = handle
         .end_with_trailer()
         .is_some_and(|end| end <= file_size);
-    let n = match usize::try_from(handle.size) {
-        Ok(n) if fits => n,
-        _ => {
-            return Err(Error::corruption(
-                "",
-                Some(handle.offset),
-                format!(
-                    "block handle (offset {}, size {}) points past the end of the file ({} bytes)",
-                    handle.offset, handle.size, file_size
-                ),
-            ))
-        }
-    };
-    // A mapped file lends the bytes; otherwise one allocation holds the
-    // contents and the trailer, read together.
-    let mapped = match file.mapped() {
-        Some(map) => Some(
-            usize::try_from(handle.offset)
-                .ok()
-                .and_then(|o| map.get(o..o.checked_add(n + BLOCK_TRAILER_SIZE)?))
-                .ok_or_else(|| Error::bad_data("truncated block read"))?,
-        ),
-        None => None,
-    };
-    let mut owned = Vec::new();
-    if mapped.is_none() {
-        owned = vec![0u8; n + BLOCK_TRAILER_SIZE];
-        let got = file.read_at(handle.offset, &mut owned)?;
-        if got != owned.len() {
-            return Err(Error::bad_data("truncated block read"));
-        }
+    match usize::try_from(handle.size) {
+        Ok(n) if fits => Ok(n),
+        _ => Err(Error::corruption(
+            "",
+            Some(handle.offset),
+            format!(
+                "block handle (offset {}, size {}) points past the end of the file ({} bytes)",
+                handle.offset, handle.size, file_size
+            ),
+        )),
     }
-    match decode_block(mapped.unwrap_or(&owned), n, verify_checksums)? {
-        Some(decompressed) => Ok(decompressed),
-        None => match mapped {
-            Some(raw) => Ok(raw[..n].to_vec()),
+}
+
+/// A block's contents, checked and decompressed.
+enum RawBlock {
+    /// In a buffer of their own.
+    Owned(Vec<u8>),
+    /// Stored uncompressed in the file's mapping, `n` bytes from this offset.
+    Mapped(usize),
+}
+
+/// Reads the `n` bytes of contents at `offset` and their trailer: from the
+/// mapping when the file has one (leaving uncompressed contents where they
+/// are), with one positional read otherwise.
+fn read_block_raw(
+    file: &dyn RandomAccessFile,
+    offset: u64,
+    n: usize,
+    verify_checksums: bool,
+) -> Result<RawBlock> {
+    if let Some(map) = file.mapped() {
+        let start = usize::try_from(offset)
+            .ok()
+            .filter(|&o| {
+                o.checked_add(n + BLOCK_TRAILER_SIZE)
+                    .is_some_and(|e| e <= map.len())
+            })
+            .ok_or_else(|| Error::bad_data("truncated block read"))?;
+        let raw = &map[start..start + n + BLOCK_TRAILER_SIZE];
+        return Ok(match decode_block(raw, n, verify_checksums)? {
+            Some(decompressed) => RawBlock::Owned(decompressed),
+            None => RawBlock::Mapped(start),
+        });
+    }
+    let mut buf = vec![0u8; n + BLOCK_TRAILER_SIZE];
+    let got = file.read_at(offset, &mut buf)?;
+    if got != buf.len() {
+        return Err(Error::bad_data("truncated block read"));
+    }
+    Ok(RawBlock::Owned(
+        match decode_block(&buf, n, verify_checksums)? {
+            Some(decompressed) => decompressed,
             None => {
-                owned.truncate(n);
-                Ok(owned)
+                buf.truncate(n);
+                buf
             }
         },
-    }
+    ))
 }
 
 /// Checks the trailer of `raw` (a block's `n` bytes of contents and its

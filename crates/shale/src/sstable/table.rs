@@ -19,7 +19,9 @@ use crate::keys::extract_user_key;
 
 use super::block::{Block, BlockIter};
 use super::filter_block::FilterBlockReader;
-use super::format::{read_block, read_block_contents, BlockHandle, Footer, FOOTER_ENCODED_LENGTH};
+use super::format::{
+    read_block, read_block_contents, read_block_shared, BlockHandle, Footer, FOOTER_ENCODED_LENGTH,
+};
 use super::two_level_iter::{BlockLoader, TwoLevelIterator};
 use super::{filter_meta_key, TableOptions};
 
@@ -121,10 +123,10 @@ impl Table {
             return Ok(block);
         }
         let verify = verify_checksums || self.opts.paranoid_checks;
-        let block = read_block(&*self.file, self.size, handle, verify)
+        let (block, cachable) = read_block_shared(&self.file, self.size, handle, verify)
             .map_err(|e| e.in_file(&self.path, Some(handle.offset)))?;
         let block = Arc::new(block);
-        if let (Some(c), true) = (cache, fill_cache) {
+        if let (Some(c), true, true) = (cache, fill_cache, cachable) {
             c.insert(self.cache_id, handle.offset, block.clone());
         }
         Ok(block)

@@ -745,3 +745,61 @@ fn table_iterators_can_move_between_threads() {
     fn is_sync<T: Send + Sync>() {}
     is_sync::<Table>();
 }
+
+/// A table file offered as a memory mapping (as `PosixFs` does).
+struct MappedImage(Vec<u8>);
+
+impl RandomAccessFile for MappedImage {
+    fn read_at(&self, offset: u64, buf: &mut [u8]) -> Result<usize> {
+        let start = (offset as usize).min(self.0.len());
+        let n = buf.len().min(self.0.len() - start);
+        buf[..n].copy_from_slice(&self.0[start..start + n]);
+        Ok(n)
+    }
+
+    fn mapped(&self) -> Option<&[u8]> {
+        Some(&self.0)
+    }
+}
+
+/// Uncompressed blocks of a mapped table are read in place and not cached
+/// (reading them again costs nothing); compressed ones are decompressed and
+/// cached as usual. Either way the table reads back exactly.
+#[test]
+fn mapped_tables_lend_uncompressed_blocks() {
+    for compression in [CompressionType::None, CompressionType::Snappy] {
+        let fs = MemFs::new();
+        let path = Path::new("/m.ldb");
+        let entries = numbered_entries(800);
+        let cache = Cache::new(4 << 20);
+        let mut opts = options(compression, true);
+        opts.block_cache = Some(cache.clone());
+        build(&fs, path, &opts, &entries);
+        let image = crate::env::read_file(&fs, path).unwrap();
+        let size = image.len() as u64;
+        let t = Arc::new(
+            Table::open(
+                opts.clone(),
+                Arc::new(MappedImage(image)),
+                path.into(),
+                size,
+            )
+            .unwrap(),
+        );
+        assert_eq!(scan_forward(&t), entries);
+        assert_eq!(scan_backward(&t), entries);
+        for (k, v) in entries.iter().step_by(13) {
+            assert_eq!(get(&t, k).as_ref().map(|(_, v)| v), Some(v));
+        }
+        match compression {
+            CompressionType::None => assert!(cache.is_empty(), "borrowed blocks are not cached"),
+            _ => assert!(cache.len() > 10, "decompressed blocks are cached"),
+        }
+        // A block outlives the table handle it came from.
+        let mut it = t.iter(false, true);
+        it.seek_to_last();
+        drop(t);
+        assert!(it.valid());
+        assert_eq!(it.key(), entries.last().unwrap().0);
+    }
+}
