@@ -108,7 +108,7 @@ impl DbInner {
             c.edit
                 .new_files
                 .push(((c.level + 1) as u32, f.as_ref().clone()));
-            st.versions.log_and_apply(&mut c.edit)?;
+            self.apply_edit(st, &mut c.edit)?;
             self.install_super_version(st);
             self.info_log.log(&format!(
                 "moved #{} to level-{} {} bytes; {}",
@@ -144,7 +144,7 @@ impl DbInner {
         }
         edit.prev_log_number = Some(0);
         edit.log_number = Some(st.logfile_number);
-        st.versions.log_and_apply(&mut edit)?;
+        self.apply_edit(st, &mut edit)?;
         st.imm = None;
         self.has_imm.store(false, AtomicOrdering::Release);
         self.install_super_version(st);
@@ -305,7 +305,7 @@ impl DbInner {
         s.bytes_written += bytes_written;
 
         c.add_input_deletions();
-        st.versions.log_and_apply(&mut c.edit)?;
+        self.apply_edit(st, &mut c.edit)?;
         self.install_super_version(st);
         self.info_log.log(&format!(
             "compacted to level-{}: {} bytes; {}",
@@ -419,6 +419,16 @@ impl DbInner {
             self.run_manual_compaction(level, begin, end)?;
         }
         Ok(())
+    }
+
+    /// Records `edit` in the MANIFEST and installs the new version. The
+    /// MANIFEST write and its fdatasync run without the state mutex, so
+    /// writers and readers go on meanwhile; only this (the background)
+    /// thread applies edits while the database is open.
+    fn apply_edit(&self, st: &mut MutexGuard<'_, State>, edit: &mut VersionEdit) -> Result<()> {
+        let mut pending = st.versions.begin_apply(edit)?;
+        let written = MutexGuard::unlocked(st, || pending.write());
+        st.versions.finish_apply(pending, written)
     }
 
     /// Switches to a new memtable and waits until the old one is a table.

@@ -14,6 +14,7 @@ use std::sync::Arc;
 
 use crate::compaction::Compaction;
 use crate::db::table_cache::TableCache;
+use crate::env::FileSystem;
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::keys::{InternalKey, InternalKeyComparator};
@@ -56,11 +57,47 @@ pub struct VersionSet {
     /// A log being compacted when the database was closed (0 if none); LevelDB compatibility.
     pub prev_log_number: u64,
     descriptor_log: Option<log::Writer>,
+    /// An edit is between `begin_apply` and `finish_apply` (it holds the
+    /// MANIFEST writer).
+    apply_pending: bool,
     current: Arc<Version>,
     /// Every version handed out that may still be in use by a reader.
     live_versions: Vec<std::sync::Weak<Version>>,
     /// Where the next size compaction of each level starts (encoded internal keys).
     compact_pointer: [Vec<u8>; NUM_LEVELS],
+}
+
+/// A version edit between [`VersionSet::begin_apply`] and
+/// [`VersionSet::finish_apply`]: the new version and the MANIFEST record
+/// that must be durable before it is installed.
+pub struct PendingEdit {
+    version: Version,
+    record: Vec<u8>,
+    log: Option<log::Writer>,
+    new_manifest: Option<PathBuf>,
+    fs: Arc<dyn FileSystem>,
+    dir: PathBuf,
+    manifest_file_number: u64,
+    log_number: Option<u64>,
+    prev_log_number: Option<u64>,
+}
+
+impl PendingEdit {
+    /// Appends the record to the MANIFEST and syncs it (and points CURRENT
+    /// at a new MANIFEST). Needs no lock: it touches only what the pending
+    /// edit holds.
+    pub fn write(&mut self) -> Result<()> {
+        let w = self
+            .log
+            .as_mut()
+            .ok_or_else(|| Error::Background("no MANIFEST".into()))?;
+        w.add_record(&self.record)?;
+        w.sync()?;
+        if self.new_manifest.is_some() {
+            set_current_file(&*self.fs, &self.dir, self.manifest_file_number)?;
+        }
+        Ok(())
+    }
 }
 
 impl VersionSet {
@@ -83,6 +120,7 @@ impl VersionSet {
             log_number: 0,
             prev_log_number: 0,
             descriptor_log: None,
+            apply_pending: false,
             live_versions: Vec::new(),
             compact_pointer: Default::default(),
         }
@@ -123,6 +161,22 @@ impl VersionSet {
     /// Applies `edit` to the current version, records it in the MANIFEST
     /// (starting a new MANIFEST if none is open) and installs the result.
     pub fn log_and_apply(&mut self, edit: &mut VersionEdit) -> Result<()> {
+        let mut pending = self.begin_apply(edit)?;
+        let written = pending.write();
+        self.finish_apply(pending, written)
+    }
+
+    /// The first step of [`log_and_apply`](Self::log_and_apply), split so
+    /// that the caller can release its lock for the MANIFEST write: applies
+    /// `edit` to a new version (not yet installed) and encodes the record.
+    /// Until [`finish_apply`](Self::finish_apply) the MANIFEST writer is out
+    /// of the set, so only one edit may be pending at a time.
+    pub fn begin_apply(&mut self, edit: &mut VersionEdit) -> Result<PendingEdit> {
+        if self.apply_pending {
+            return Err(Error::Background(
+                "a version edit is already being written to the MANIFEST".into(),
+            ));
+        }
         match edit.log_number {
             Some(n) if n < self.log_number || n >= self.next_file_number => {
                 return Err(Error::InvalidArgument(format!(
@@ -141,8 +195,8 @@ impl VersionSet {
 
         let mut builder = Builder::new(self.icmp.clone(), self.current.clone());
         builder.apply(edit, &mut self.compact_pointer);
-        let mut v = builder.save();
-        finalize(&mut v);
+        let mut version = builder.save();
+        finalize(&mut version);
 
         let mut new_manifest = None;
         if self.descriptor_log.is_none() {
@@ -158,34 +212,40 @@ impl VersionSet {
             self.descriptor_log = Some(w);
             new_manifest = Some(path);
         }
-
         let mut record = Vec::new();
         edit.encode(&mut record);
-        let result = (|| -> Result<()> {
-            let w = self
-                .descriptor_log
-                .as_mut()
-                .ok_or_else(|| Error::Background("no MANIFEST".into()))?;
-            w.add_record(&record)?;
-            w.sync()?;
-            if new_manifest.is_some() {
-                set_current_file(&*self.options.fs, &self.dir, self.manifest_file_number)?;
-            }
-            Ok(())
-        })();
-        if let Err(e) = result {
-            if let Some(path) = new_manifest {
+        self.apply_pending = true;
+        Ok(PendingEdit {
+            version,
+            record,
+            log: self.descriptor_log.take(),
+            new_manifest,
+            fs: self.options.fs.clone(),
+            dir: self.dir.clone(),
+            manifest_file_number: self.manifest_file_number,
+            log_number: edit.log_number,
+            prev_log_number: edit.prev_log_number,
+        })
+    }
+
+    /// The last step of [`log_and_apply`](Self::log_and_apply): given the
+    /// outcome of [`PendingEdit::write`], installs the new version, or on
+    /// failure drops a MANIFEST that was just started.
+    pub fn finish_apply(&mut self, pending: PendingEdit, written: Result<()>) -> Result<()> {
+        self.apply_pending = false;
+        self.descriptor_log = pending.log;
+        if let Err(e) = written {
+            if let Some(path) = pending.new_manifest {
                 self.descriptor_log = None;
                 let _ = self.options.fs.remove_file(&path);
             }
             return Err(e);
         }
-
-        self.install(v);
-        if let Some(n) = edit.log_number {
+        self.install(pending.version);
+        if let Some(n) = pending.log_number {
             self.log_number = n;
         }
-        if let Some(n) = edit.prev_log_number {
+        if let Some(n) = pending.prev_log_number {
             self.prev_log_number = n;
         }
         Ok(())
