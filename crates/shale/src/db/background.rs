@@ -364,7 +364,11 @@ impl DbInner {
     }
 
     /// Deletes files that no version, pending output or live log needs.
-    pub(crate) fn delete_obsolete_files(&self, st: &mut State) {
+    /// The directory is listed and the doomed files chosen under the state
+    /// mutex; they are removed after it is released, so that writers do not
+    /// wait for the file system. (A removed file's number is never reused, and
+    /// only this thread deletes files while the database is open.)
+    pub(crate) fn delete_obsolete_files(&self, st: &mut MutexGuard<'_, State>) {
         if st.bg_error.is_some() {
             // After an error we do not know whether a new version was committed.
             return;
@@ -373,6 +377,7 @@ impl DbInner {
         let Ok(names) = self.options.fs.children(&self.dir) else {
             return;
         };
+        let mut doomed = Vec::new();
         for name in names {
             let Some((number, t)) = parse_file_name(&name) else {
                 continue;
@@ -387,13 +392,21 @@ impl DbInner {
                 FileType::Current | FileType::DbLock | FileType::InfoLog => true,
             };
             if !keep {
+                doomed.push((name, number, t));
+            }
+        }
+        if doomed.is_empty() {
+            return;
+        }
+        MutexGuard::unlocked(st, || {
+            for (name, number, t) in doomed {
                 if t == FileType::Table {
                     self.table_cache.evict(number);
                 }
                 self.info_log.log(&format!("delete type={t:?} #{number}"));
                 let _ = self.options.fs.remove_file(&self.dir.join(&name));
             }
-        }
+        });
     }
 
     /// Flushes the memtable and compacts [begin, end] through every level.
