@@ -534,7 +534,7 @@ impl DbInner {
                 // Flush what the logs held so that the old logs can go.
                 self.flush_recovered(&mut st, &mut edit)?;
                 let new_log = st.versions.new_file_number();
-                let file = fs.new_writable_file(&log_file_name(&self.dir, new_log))?;
+                let file = fs.new_log_file(&log_file_name(&self.dir, new_log))?;
                 *self.log.lock() = Some(log::Writer::new(file));
                 st.logfile_number = new_log;
             }

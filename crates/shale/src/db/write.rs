@@ -172,7 +172,7 @@ impl DbInner {
                 let file = match self
                     .options
                     .fs
-                    .new_writable_file(&log_file_name(&self.dir, number))
+                    .new_log_file(&log_file_name(&self.dir, number))
                 {
                     Ok(f) => f,
                     Err(e) => {

@@ -58,6 +58,14 @@ pub trait FileSystem: Send + Sync + 'static {
     fn new_random_access_file(&self, path: &Path) -> Result<Arc<dyn RandomAccessFile>>;
     /// Creates (or truncates) a file for writing.
     fn new_writable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
+    /// Creates (or truncates) a write-ahead log file. Like
+    /// [`new_writable_file`](FileSystem::new_writable_file), but the file
+    /// may be extended ahead of the data with zeros, which the log format
+    /// reads as padding; `close` trims them. The default is
+    /// `new_writable_file`.
+    fn new_log_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        self.new_writable_file(path)
+    }
     /// Opens a file for appending, creating it if missing.
     fn new_appendable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
     /// True if `path` exists.

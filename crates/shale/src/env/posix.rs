@@ -4,6 +4,15 @@
 //! records, table blocks) cost no system call; `flush` hands the buffer to the
 //! kernel and `sync` adds an fdatasync.
 //!
+//! Log files are written through a shared memory mapping of space reserved
+//! ahead with `posix_fallocate`, one [`LOG_CHUNK`] at a time: an append is a
+//! copy into the page cache, with no system call, and is as safe against a
+//! crash of the process as a `write` (the pages belong to the file, not to
+//! the process). `sync` is an fdatasync; `close` trims the unused reserve.
+//! A log cut short by a crash ends in zeros, which the log format reads as
+//! padding (LevelDB's reader does the same). Where space cannot be reserved
+//! (a file system without fallocate) the log falls back to plain writes.
+//!
 //! Random-access files (tables) are mapped into memory, up to
 //! [`MAX_MAPPED_FILES`] at once, so that a block read is a slice of the
 //! mapping instead of a `pread` system call and a copy; beyond that budget,
@@ -148,6 +157,138 @@ fn try_map(file: &File) -> Option<PosixMapped> {
     Some(PosixMapped { map, _slot: slot })
 }
 
+/// Bytes of log reserved and mapped at a time.
+pub const LOG_CHUNK: usize = 1 << 20;
+
+/// A log file written through a shared mapping; see the module docs.
+///
+/// Invariant: `map`, when present, maps file bytes
+/// `map_offset..map_offset + map.len()`, all reserved on disk; bytes before
+/// `map_offset + pos` are the data written so far, the rest zeros.
+struct PosixMappedLog {
+    path: PathBuf,
+    file: Option<File>,
+    map: Option<memmap2::MmapMut>,
+    map_offset: u64,
+    pos: usize,
+}
+
+impl PosixMappedLog {
+    fn io_err(&self, e: std::io::Error) -> Error {
+        Error::io(&self.path, e)
+    }
+
+    /// Reserves and maps the next chunk after the data written so far.
+    fn next_chunk(&mut self, at_least: usize) -> Result<()> {
+        let path = self.path.clone();
+        let file = self
+            .file
+            .as_ref()
+            .ok_or_else(|| Error::io(&path, std::io::Error::other("write to a closed file")))?;
+        let offset = self.map_offset + self.pos as u64;
+        // Mappings start at page boundaries: begin the chunk at the page
+        // holding `offset` (the bytes before it in that page are already
+        // written and are mapped again unchanged).
+        let start = offset & !(page_size() as u64 - 1);
+        let len = (LOG_CHUNK + (offset - start) as usize).max(at_least + (offset - start) as usize);
+        reserve(file, start, len as u64).map_err(|e| Error::io(&path, e))?;
+        // SAFETY: the mapping is of bytes reserved just above in a file this
+        // handle created and owns (no other writer in the engine); it is
+        // dropped before the file is trimmed, and the engine never truncates
+        // or rewrites a log while it is being written.
+        let map = unsafe {
+            memmap2::MmapOptions::new()
+                .offset(start)
+                .len(len)
+                .populate()
+                .map_mut(file)
+        }
+        .map_err(|e| Error::io(&path, e))?;
+        // The old mapping's pages stay dirty in the page cache, where the
+        // next fdatasync finds them.
+        self.map = Some(map);
+        self.map_offset = start;
+        self.pos = (offset - start) as usize;
+        Ok(())
+    }
+}
+
+/// The system page size.
+fn page_size() -> usize {
+    static SIZE: OnceLock<usize> = OnceLock::new();
+    *SIZE.get_or_init(|| {
+        // SAFETY: sysconf has no preconditions.
+        let n = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+        usize::try_from(n)
+            .ok()
+            .filter(|n| n.is_power_of_two())
+            .unwrap_or(4096)
+    })
+}
+
+/// Allocates disk space for `len` bytes from `offset`, extending the file.
+fn reserve(file: &File, offset: u64, len: u64) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let (Ok(off), Ok(n)) = (libc::off_t::try_from(offset), libc::off_t::try_from(len)) else {
+        return Err(std::io::Error::other("log offset out of range"));
+    };
+    // SAFETY: the descriptor is open for as long as `file` is borrowed.
+    match unsafe { libc::posix_fallocate(file.as_raw_fd(), off, n) } {
+        0 => Ok(()),
+        e => Err(std::io::Error::from_raw_os_error(e)),
+    }
+}
+
+impl WritableFile for PosixMappedLog {
+    fn append(&mut self, mut data: &[u8]) -> Result<()> {
+        while !data.is_empty() {
+            let room = self.map.as_ref().map_or(0, |m| m.len() - self.pos);
+            if room == 0 {
+                self.next_chunk(data.len())?;
+                continue;
+            }
+            let Some(map) = self.map.as_mut() else {
+                continue;
+            };
+            let n = room.min(data.len());
+            map[self.pos..self.pos + n].copy_from_slice(&data[..n]);
+            self.pos += n;
+            data = &data[n..];
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<()> {
+        // The data is in the page cache already.
+        Ok(())
+    }
+
+    /// fdatasync writes back every dirty page of the file, those dirtied
+    /// through a mapping included, and the reserved size.
+    fn sync(&mut self) -> Result<()> {
+        let file = self
+            .file
+            .as_ref()
+            .ok_or_else(|| self.io_err(std::io::Error::other("sync of a closed file")))?;
+        file.sync_data().map_err(|e| self.io_err(e))
+    }
+
+    fn close(&mut self) -> Result<()> {
+        let Some(file) = self.file.take() else {
+            return Ok(());
+        };
+        self.map = None;
+        file.set_len(self.map_offset + self.pos as u64)
+            .map_err(|e| self.io_err(e))
+    }
+}
+
+impl Drop for PosixMappedLog {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
+
 struct PosixWritable {
     path: PathBuf,
     file: Option<File>,
@@ -271,6 +412,31 @@ impl FileSystem for PosixFs {
 
     fn new_writable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
         open_writable(path, false)
+    }
+
+    fn new_log_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(|e| Error::io(path, e))?;
+        let mut log = PosixMappedLog {
+            path: path.to_path_buf(),
+            file: Some(file),
+            map: None,
+            map_offset: 0,
+            pos: 0,
+        };
+        match log.next_chunk(0) {
+            Ok(()) => Ok(Box::new(log)),
+            // No fallocate or no mapping here: plain writes.
+            Err(_) => {
+                drop(log);
+                open_writable(path, false)
+            }
+        }
     }
 
     fn new_appendable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {

@@ -136,3 +136,94 @@ fn posix_falls_back_to_pread_beyond_the_mapping_budget() {
         "slots come back"
     );
 }
+
+/// A posix log file reserves space ahead of the data (zeros), shows every
+/// append to readers at once, and is trimmed to its data on close, across
+/// chunk boundaries and appends bigger than a chunk.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn posix_log_files_reserve_ahead_and_trim_on_close() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fs = PosixFs::new();
+    let path = tmp.path().join("000001.log");
+    let mut w = fs.new_log_file(&path).unwrap();
+    let mut data = Vec::new();
+    let mut piece = 1usize;
+    while data.len() < 3 * posix::LOG_CHUNK {
+        let chunk: Vec<u8> = (0..piece).map(|i| (i * 31 + data.len()) as u8).collect();
+        w.append(&chunk).unwrap();
+        w.flush().unwrap();
+        data.extend_from_slice(&chunk);
+        piece = (piece * 7 + 13) % 200_000;
+    }
+    let big = vec![0xabu8; posix::LOG_CHUNK + 12_345];
+    w.append(&big).unwrap();
+    data.extend_from_slice(&big);
+    assert!(fs.file_size(&path).unwrap() >= data.len() as u64);
+    let seen = read_file(&fs, &path).unwrap();
+    assert_eq!(
+        &seen[..data.len()],
+        &data[..],
+        "appends are visible before close"
+    );
+    assert!(
+        seen[data.len()..].iter().all(|&b| b == 0),
+        "the reserve is zeros"
+    );
+    w.sync().unwrap();
+    w.close().unwrap();
+    assert_eq!(
+        read_file(&fs, &path).unwrap(),
+        data,
+        "close trims the reserve"
+    );
+}
+
+/// A log whose writer died without closing it (a crashed process) ends in
+/// zeros, and the log reader returns every record and reports nothing.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn a_crashed_posix_log_reads_back_whole() {
+    use std::sync::{Arc, Mutex};
+
+    let tmp = tempfile::tempdir().unwrap();
+    let fs = PosixFs::new();
+    let path = tmp.path().join("000007.log");
+    let records: Vec<Vec<u8>> = (0..3000u32)
+        .map(|i| vec![(i % 251) as u8; (i as usize * 37) % 900 + 1])
+        .collect();
+    let mut w = crate::log::Writer::new(fs.new_log_file(&path).unwrap());
+    for r in &records {
+        w.add_record(r).unwrap();
+    }
+    let written = w.file_len();
+    // The process "dies": nothing is closed or trimmed.
+    std::mem::forget(w);
+    assert!(
+        fs.file_size(&path).unwrap() > written,
+        "a zero tail remains"
+    );
+
+    let dropped = Arc::new(Mutex::new(0u64));
+    let counter = dropped.clone();
+    let reporter: crate::log::reader::Reporter =
+        Box::new(move |bytes: u64, _: &crate::Error| *counter.lock().unwrap() += bytes);
+    let mut reader = crate::log::reader::Reader::new(
+        fs.new_sequential_file(&path).unwrap(),
+        path.clone(),
+        Some(reporter),
+        true,
+        0,
+    );
+    let mut scratch = Vec::new();
+    let mut got = Vec::new();
+    while let Some(r) = reader.read_record(&mut scratch).unwrap() {
+        got.push(r.to_vec());
+    }
+    assert_eq!(got, records);
+    assert_eq!(
+        *dropped.lock().unwrap(),
+        0,
+        "padding is not reported as damage"
+    );
+}
