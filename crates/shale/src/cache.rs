@@ -63,7 +63,16 @@ pub struct Cache {
 
 impl Cache {
     /// A cache holding up to `capacity` bytes of blocks. A capacity of 0
-    /// caches nothing.
+    /// caches nothing. One cache may be shared by several databases.
+    ///
+    /// ```
+    /// use shale::{Cache, Options};
+    /// let cache = Cache::new(256 << 20);
+    /// let a = Options { block_cache: Some(cache.clone()), ..Default::default() };
+    /// let b = Options { block_cache: Some(cache.clone()), ..Default::default() };
+    /// assert_eq!(cache.capacity(), 256 << 20);
+    /// # let _ = (a, b);
+    /// ```
     pub fn new(capacity: usize) -> Arc<Cache> {
         let mut options = OptionsBuilder::new();
         options

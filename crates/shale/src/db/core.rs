@@ -144,6 +144,29 @@ pub struct Db {
 
 impl Db {
     /// Opens (or with `create_if_missing`, creates) the database in directory `path`.
+    ///
+    /// Recovers whatever the last run left: the MANIFEST and the logs it
+    /// does not cover are replayed. A second open of the same directory,
+    /// from this process or another, fails with an error naming its `LOCK`.
+    ///
+    /// ```
+    /// use shale::{BloomFilterPolicy, Cache, Db, Options};
+    /// use std::sync::Arc;
+    ///
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("db");
+    /// let options = Options {
+    ///     create_if_missing: true,
+    ///     write_buffer_size: 8 << 20,
+    ///     block_cache: Some(Cache::new(64 << 20)),
+    ///     filter_policy: Some(Arc::new(BloomFilterPolicy::new(10))),
+    ///     ..Default::default()
+    /// };
+    /// let db = Db::open(&path, options.clone())?;
+    /// assert!(Db::open(&path, options).is_err(), "the directory is locked");
+    /// # Ok(()) }
+    /// ```
     pub fn open(path: impl AsRef<Path>, options: Options) -> Result<Db> {
         let dir = path.as_ref().to_path_buf();
         let mut options = options;
@@ -339,6 +362,20 @@ impl Db {
     }
 
     /// A snapshot of the current state, released when dropped.
+    ///
+    /// ```
+    /// use shale::ReadOptions;
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+    /// db.put(b"k", b"old")?;
+    /// let snap = db.snapshot();
+    /// db.put(b"k", b"new")?;
+    /// let then = ReadOptions { snapshot: Some(&snap), ..Default::default() };
+    /// assert_eq!(db.get_with(&then, b"k")?.as_deref(), Some(&b"old"[..]));
+    /// assert_eq!(db.get(b"k")?.as_deref(), Some(&b"new"[..]));
+    /// # Ok(()) }
+    /// ```
     pub fn snapshot(&self) -> Snapshot {
         self.inner
             .snapshots
@@ -348,12 +385,40 @@ impl Db {
     /// Compacts the key range [begin, end] (`None` is unbounded) down through
     /// the levels, after flushing the memtable. An empty range (`begin` after
     /// `end`) does nothing.
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+    /// for i in 0..1000u32 {
+    ///     db.put(format!("key{i:04}").as_bytes(), b"value")?;
+    /// }
+    /// db.compact_range(None, None)?;
+    /// // Everything left the memtable for a table below level 0.
+    /// assert_eq!(db.property("leveldb.num-files-at-level0").as_deref(), Some("0"));
+    /// # Ok(()) }
+    /// ```
     pub fn compact_range(&self, begin: Option<&[u8]>, end: Option<&[u8]>) -> Result<()> {
         self.inner.compact_range(begin, end)
     }
 
     /// Approximate bytes on disk used by each user-key range [start, limit);
-    /// 0 for an empty range (`start` at or after `limit`).
+    /// 0 for an empty range (`start` at or after `limit`). Data still in
+    /// the memtable is not counted.
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+    /// for i in 0..10_000u32 {
+    ///     db.put(format!("key{i:05}").as_bytes(), &[b'x'; 100])?;
+    /// }
+    /// db.compact_range(None, None)?;
+    /// let sizes = db.approximate_sizes(&[(b"key00000", b"key05000"), (b"z", b"a")]);
+    /// assert!(sizes[0] > 10_000, "{sizes:?}");
+    /// assert_eq!(sizes[1], 0);
+    /// # Ok(()) }
+    /// ```
     pub fn approximate_sizes(&self, ranges: &[(&[u8], &[u8])]) -> Vec<u64> {
         let sv = self.inner.super_version.load_full();
         ranges
@@ -373,7 +438,20 @@ impl Db {
     }
 
     /// A named property: `leveldb.num-files-at-level<N>`, `leveldb.stats`,
-    /// `leveldb.sstables`, `leveldb.approximate-memory-usage`.
+    /// `leveldb.sstables`, `leveldb.approximate-memory-usage`; `None` for
+    /// other names.
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+    /// db.put(b"k", b"v")?;
+    /// let memory: u64 = db.property("leveldb.approximate-memory-usage").unwrap().parse().unwrap();
+    /// assert!(memory > 0);
+    /// assert!(db.property("leveldb.stats").unwrap().contains("Level"));
+    /// assert_eq!(db.property("no.such.property"), None);
+    /// # Ok(()) }
+    /// ```
     pub fn property(&self, name: &str) -> Option<String> {
         self.inner.property(name)
     }
@@ -396,6 +474,17 @@ impl Drop for Db {
 }
 
 /// Deletes the database in `path`: every file it made, then the directory if empty.
+///
+/// ```
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("db");
+/// let options = shale::Options { create_if_missing: true, ..Default::default() };
+/// drop(shale::Db::open(&path, options.clone())?);
+/// shale::destroy(&path, &options)?;
+/// assert!(!path.exists());
+/// # Ok(()) }
+/// ```
 pub fn destroy(path: impl AsRef<Path>, options: &Options) -> Result<()> {
     let dir = path.as_ref();
     let fs = &options.fs;

@@ -19,6 +19,35 @@ use crate::keys::{InternalKeyComparator, SequenceNumber};
 /// A new iterator is not positioned: call a `seek*` method first. `key` and
 /// `value` may only be called while `valid()`. When the iterator stops
 /// because of an error, `valid()` is false and `status()` returns it.
+///
+/// ```
+/// use shale::ReadOptions;
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+/// for k in ["apple", "banana", "cherry", "date"] {
+///     db.put(k.as_bytes(), b"fruit")?;
+/// }
+/// let mut it = db.iter(&ReadOptions::default());
+/// // Everything from "b" on, forward...
+/// it.seek(b"b");
+/// let mut forward = Vec::new();
+/// while it.valid() {
+///     forward.push(String::from_utf8_lossy(it.key()).into_owned());
+///     it.next();
+/// }
+/// assert_eq!(forward, ["banana", "cherry", "date"]);
+/// // ...and the whole range backward.
+/// it.seek_to_last();
+/// let mut backward = Vec::new();
+/// while it.valid() {
+///     backward.push(String::from_utf8_lossy(it.key()).into_owned());
+///     it.prev();
+/// }
+/// assert_eq!(backward, ["date", "cherry", "banana", "apple"]);
+/// it.status()?;
+/// # Ok(()) }
+/// ```
 pub struct DbIter {
     inner: DbIterator<Box<dyn InternalIterator>>,
     // Keeps the memtables and table files this iterator reads alive.

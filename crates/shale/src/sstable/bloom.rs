@@ -45,7 +45,19 @@ pub struct BloomFilterPolicy {
 
 impl BloomFilterPolicy {
     /// A policy spending about `bits_per_key` bits per key; 10 gives a false
-    /// positive rate near 1%. Values above 1000 are treated as 1000.
+    /// positive rate near 1%. Values above 1000 are treated as 1000. Its
+    /// filters are LevelDB's `leveldb.BuiltinBloomFilter2`, so tables keep
+    /// working in both engines.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use shale::{BloomFilterPolicy, Options};
+    /// let opts = Options {
+    ///     filter_policy: Some(Arc::new(BloomFilterPolicy::new(10))),
+    ///     ..Default::default()
+    /// };
+    /// # let _ = opts;
+    /// ```
     pub fn new(bits_per_key: usize) -> BloomFilterPolicy {
         let bits_per_key = bits_per_key.min(MAX_BITS_PER_KEY);
         // 0.69 is ln(2) rounded down, as LevelDB computes it (in doubles,
