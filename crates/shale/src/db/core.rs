@@ -26,7 +26,7 @@ use crate::db::write::Writer;
 use crate::env::FileLock;
 use crate::error::{Error, Result};
 use crate::keys::{
-    InternalKey, InternalKeyComparator, LookupKey, ValueType, MAX_SEQUENCE_NUMBER,
+    InternalKey, InternalKeyComparator, LookupKey, SequenceNumber, ValueType, MAX_SEQUENCE_NUMBER,
     VALUE_TYPE_FOR_SEEK,
 };
 use crate::log;
@@ -457,13 +457,14 @@ impl DbInner {
         }
         logs.sort_unstable();
         let mut edit = VersionEdit::default();
-        let mut max_sequence = st.versions.last_sequence;
+        // The last sequence number the replayed logs used.
+        let mut replayed = 0;
         for &number in &logs {
             st.versions.mark_file_number_used(number);
-            self.replay_log(&mut st, number, &mut edit, &mut max_sequence)?;
+            self.replay_log(&mut st, number, &mut edit, &mut replayed)?;
         }
-        if st.versions.last_sequence < max_sequence {
-            st.versions.last_sequence = max_sequence;
+        if st.versions.last_sequence < replayed {
+            st.versions.last_sequence = replayed;
         }
         // Flush what the logs held so that the old logs can go.
         if !st.mem.is_empty() {
@@ -492,7 +493,7 @@ impl DbInner {
         st: &mut parking_lot::MutexGuard<'_, State>,
         number: u64,
         edit: &mut VersionEdit,
-        max_sequence: &mut u64,
+        replayed: &mut SequenceNumber,
     ) -> Result<()> {
         let path = log_file_name(&self.dir, number);
         let file = self.options.fs.new_sequential_file(&path)?;
@@ -514,37 +515,14 @@ impl DbInner {
                 Err(e) => return Err(e),
             };
             let offset = reader.last_record_offset();
-            if record.len() < 12 {
-                let e = Error::corruption(&path, Some(offset), "log record too small");
-                if paranoid {
-                    return Err(e);
-                }
-                self.info_log.log(&e.to_string());
-                continue;
-            }
-            let batch = match WriteBatch::from_contents(record) {
-                Ok(b) => b,
-                Err(e) => {
-                    let e = e.in_file(&path, Some(offset));
-                    if paranoid {
-                        return Err(e);
-                    }
-                    self.info_log.log(&e.to_string());
-                    continue;
-                }
-            };
             let mem = st.mem.clone();
-            if let Err(e) = insert_into(&mem, &batch) {
+            if let Err(e) = apply_log_record(&mem, record, replayed) {
                 let e = e.in_file(&path, Some(offset));
                 if paranoid {
                     return Err(e);
                 }
                 self.info_log.log(&e.to_string());
                 continue;
-            }
-            let last = batch.sequence() + batch.count() as u64 - 1;
-            if last > *max_sequence && batch.count() > 0 {
-                *max_sequence = last;
             }
             if mem.approximate_memory_usage() > self.options.write_buffer_size {
                 let full =
@@ -675,6 +653,52 @@ impl DbInner {
     }
 }
 
+/// Decodes a record of a write-ahead log as a write batch and adds its
+/// updates to `mem`, all or none of them.
+///
+/// `replayed` is the last sequence number applied by earlier records of the
+/// logs being replayed (0 before the first); the batch must come after it,
+/// as every batch the write path logs does. A batch that fails a check is
+/// corruption and changes nothing: a malformed record, a count that does not
+/// match the records, sequence numbers past [`MAX_SEQUENCE_NUMBER`], or
+/// sequence numbers already used (which would add an internal key twice).
+/// On success `replayed` becomes the batch's last sequence number (an empty
+/// batch leaves it unchanged).
+pub(crate) fn apply_log_record(
+    mem: &MemTable,
+    record: Vec<u8>,
+    replayed: &mut SequenceNumber,
+) -> Result<()> {
+    if record.len() < 12 {
+        return Err(Error::bad_data("log record too small"));
+    }
+    let batch = WriteBatch::from_contents(record)?;
+    // Check every record before applying any, so a damaged batch is dropped whole.
+    batch.for_each(|_, _, _| Ok(()))?;
+    let count = u64::from(batch.count());
+    if count == 0 {
+        return Ok(());
+    }
+    let first = batch.sequence();
+    let last = first
+        .checked_add(count - 1)
+        .filter(|&last| last <= MAX_SEQUENCE_NUMBER)
+        .ok_or_else(|| {
+            Error::bad_data(format!(
+                "write batch of {count} updates at sequence {first} runs past the largest sequence number"
+            ))
+        })?;
+    if first <= *replayed {
+        return Err(Error::bad_data(format!(
+            "write batch at sequence {first} reuses sequence numbers up to {} of an earlier batch",
+            *replayed
+        )));
+    }
+    insert_into(mem, &batch)?;
+    *replayed = last;
+    Ok(())
+}
+
 /// Applies the updates of `batch` to `mem`, numbering them from the batch's sequence.
 pub(crate) fn insert_into(mem: &MemTable, batch: &WriteBatch) -> Result<()> {
     let mut seq = batch.sequence();
@@ -683,4 +707,90 @@ pub(crate) fn insert_into(mem: &MemTable, batch: &WriteBatch) -> Result<()> {
         seq += 1;
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::comparator::BytewiseComparator;
+
+    fn mem() -> MemTable {
+        MemTable::new(InternalKeyComparator::new(Arc::new(BytewiseComparator)))
+    }
+
+    fn record(seq: SequenceNumber, keys: &[&[u8]]) -> Vec<u8> {
+        let mut b = WriteBatch::new();
+        for k in keys {
+            b.put(k, b"v").unwrap();
+        }
+        b.set_sequence(seq);
+        b.contents().to_vec()
+    }
+
+    #[test]
+    fn log_records_apply_in_sequence_order() {
+        let m = mem();
+        let mut replayed = 0;
+        apply_log_record(&m, record(1, &[b"a", b"b"]), &mut replayed).unwrap();
+        assert_eq!(replayed, 2);
+        apply_log_record(&m, record(3, &[b"a"]), &mut replayed).unwrap();
+        assert_eq!(replayed, 3);
+        assert_eq!(m.len(), 3);
+    }
+
+    #[test]
+    fn empty_log_record_changes_nothing_even_at_sequence_zero() {
+        // Once `sequence + count - 1` underflowed here.
+        let m = mem();
+        let mut replayed = 0;
+        apply_log_record(&m, record(0, &[]), &mut replayed).unwrap();
+        assert_eq!(replayed, 0);
+        assert!(m.is_empty());
+    }
+
+    #[test]
+    fn log_record_past_the_largest_sequence_number_is_corruption() {
+        // Once an overflow (u64::MAX) or keys whose sequence does not fit the
+        // 56 bits of their trailer.
+        let m = mem();
+        let mut replayed = 0;
+        for seq in [u64::MAX, MAX_SEQUENCE_NUMBER + 1, MAX_SEQUENCE_NUMBER] {
+            let err = apply_log_record(&m, record(seq, &[b"a", b"b"]), &mut replayed).unwrap_err();
+            assert!(err.is_corruption(), "{err}");
+        }
+        assert!(m.is_empty());
+        apply_log_record(&m, record(MAX_SEQUENCE_NUMBER, &[b"a"]), &mut replayed).unwrap();
+        assert_eq!(replayed, MAX_SEQUENCE_NUMBER);
+    }
+
+    #[test]
+    fn log_record_reusing_sequence_numbers_is_corruption() {
+        // Once the same internal key went into the memtable twice.
+        let m = mem();
+        let mut replayed = 0;
+        apply_log_record(&m, record(5, &[b"a", b"b"]), &mut replayed).unwrap();
+        for seq in [5, 6, 1] {
+            let err = apply_log_record(&m, record(seq, &[b"a"]), &mut replayed).unwrap_err();
+            assert!(err.to_string().contains("reuses sequence numbers"), "{err}");
+        }
+        assert_eq!((m.len(), replayed), (2, 6));
+    }
+
+    #[test]
+    fn damaged_log_record_adds_none_of_its_updates() {
+        let m = mem();
+        let mut replayed = 0;
+        let mut r = record(1, &[b"a", b"b"]);
+        r[8] = 1; // count 1, but two updates follow
+        assert!(apply_log_record(&m, r, &mut replayed)
+            .unwrap_err()
+            .is_corruption());
+        let mut r = record(1, &[b"a", b"b"]);
+        r.truncate(r.len() - 1);
+        assert!(apply_log_record(&m, r, &mut replayed)
+            .unwrap_err()
+            .is_corruption());
+        assert!(m.is_empty());
+        assert_eq!(replayed, 0);
+    }
 }
