@@ -39,7 +39,7 @@ use crate::version::filename::{
     current_file_name, descriptor_file_name, lock_file_name, log_file_name, parse_file_name,
     set_current_file, FileType,
 };
-use crate::version::set::VersionSet;
+use crate::version::set::{VersionSet, MAX_FILE_NUMBER};
 use crate::version::version::{TableGet, Version};
 use crate::version::NUM_LEVELS;
 
@@ -444,6 +444,13 @@ impl DbInner {
             if let Some((number, t)) = parse_file_name(&name) {
                 expected.remove(&number);
                 if t == FileType::Log && (number >= min_log || number == prev_log) {
+                    if number > MAX_FILE_NUMBER {
+                        return Err(Error::corruption(
+                            log_file_name(&self.dir, number),
+                            None,
+                            "log file number too large",
+                        ));
+                    }
                     logs.push(number);
                 }
             }
@@ -792,5 +799,39 @@ mod tests {
             .is_corruption());
         assert!(m.is_empty());
         assert_eq!(replayed, 0);
+    }
+}
+
+#[cfg(test)]
+mod open_tests {
+    use super::*;
+    use crate::env::{FileSystem, MemFs};
+
+    #[test]
+    fn log_file_with_a_number_too_large_is_corruption() {
+        // Once `number + 1` overflowed when the log's number was marked used.
+        let fs = MemFs::new();
+        let dir = Path::new("/db");
+        let options = Options {
+            fs: Arc::new(fs.clone()),
+            create_if_missing: true,
+            ..Options::default()
+        };
+        Db::open(dir, options.clone())
+            .unwrap()
+            .put(b"k", b"v")
+            .unwrap();
+        let huge = log_file_name(dir, u64::MAX);
+        crate::env::write_file_sync(&fs, &huge, b"").unwrap();
+        match Db::open(dir, options.clone()) {
+            Err(e) => assert!(
+                e.is_corruption() && e.to_string().contains("too large"),
+                "{e}"
+            ),
+            Ok(_) => panic!("opened a database with log {}", huge.display()),
+        }
+        fs.remove_file(&huge).unwrap();
+        let db = Db::open(dir, options).unwrap();
+        assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
     }
 }

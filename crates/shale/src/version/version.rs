@@ -278,14 +278,14 @@ impl Version {
         for (level, files) in self.files.iter().enumerate() {
             for f in files {
                 if self.icmp.compare(f.largest.encoded(), ikey) != Ordering::Greater {
-                    result += f.file_size;
+                    result = result.saturating_add(f.file_size);
                 } else if self.icmp.compare(f.smallest.encoded(), ikey) == Ordering::Greater {
                     // Entirely after ikey; later files of a sorted level are too.
                     if level > 0 {
                         break;
                     }
                 } else if let Ok(t) = tc.table(f.number, f.file_size) {
-                    result += t.approximate_offset_of(ikey);
+                    result = result.saturating_add(t.approximate_offset_of(ikey));
                 }
             }
         }
@@ -357,9 +357,11 @@ pub fn level_iterator(
     ))
 }
 
-/// Sum of the sizes of `files`.
+/// Sum of the sizes of `files` (saturating: the sizes come from the MANIFEST).
 pub fn total_file_size(files: &[Arc<FileMetaData>]) -> u64 {
-    files.iter().map(|f| f.file_size).sum()
+    files
+        .iter()
+        .fold(0u64, |sum, f| sum.saturating_add(f.file_size))
 }
 
 /// Bytes of overlap with the grandparent level above which a compaction output file is cut.
