@@ -310,7 +310,8 @@ pub fn coding(data: &[u8]) {
 /// nothing may panic.
 ///
 /// Flags: bit 0 paranoid checks, bit 1 a bloom filter policy, bit 2 verify
-/// checksums on reads, bit 3 write and reopen after reading.
+/// checksums on reads, bit 3 write and reopen after reading, bit 4 repair
+/// the database before opening it.
 pub fn db(data: &[u8]) {
     let Some(db) = DbInput::parse(data) else {
         return;
@@ -337,6 +338,9 @@ pub fn db(data: &[u8]) {
         verify_checksums: db.flags & 4 != 0,
         ..ReadOptions::default()
     };
+    if db.flags & 16 != 0 {
+        let _ = crate::repair(dir, &options);
+    }
     let rounds = if db.flags & 8 != 0 { 2 } else { 1 };
     for round in 0..rounds {
         let Ok(handle) = crate::Db::open(dir, options.clone()) else {
