@@ -31,11 +31,13 @@ use crate::options::{Options, ReadOptions};
 use crate::sstable::block::Block;
 use crate::sstable::bloom::BloomFilterPolicy;
 use crate::sstable::filter_block::FilterBlockReader;
-use crate::sstable::format::{BlockHandle, Footer};
+use crate::sstable::format::{
+    read_block_contents, BlockHandle, Footer, BLOCK_TRAILER_SIZE, FOOTER_ENCODED_LENGTH,
+};
 use crate::sstable::{Table, TableOptions};
-use crate::util::coding;
+use crate::util::{coding, crc};
 use crate::version::edit::VersionEdit;
-use crate::version::filename::parse_file_name;
+use crate::version::filename::{parse_file_name, FileType};
 
 /// A fuzz target: takes any bytes, returns normally.
 pub type Target = fn(&[u8]);
@@ -65,8 +67,18 @@ pub const DB_FILE_SEPARATOR: &[u8] = b"@@shale-file:";
 
 /// `data` as a whole log file, read with and without checksums and from an
 /// initial offset, every record then decoded as a write batch and as a
-/// version edit (the two things logs hold).
+/// version edit (the two things logs hold); then the same with the
+/// checksums of its fragments made right (see [`fix_log_checksums`]).
 pub fn log_reader(data: &[u8]) {
+    log_file(data);
+    let mut fixed = data.to_vec();
+    fix_log_checksums(&mut fixed);
+    if fixed != data {
+        log_file(&fixed);
+    }
+}
+
+fn log_file(data: &[u8]) {
     let fs = MemFs::new();
     let path = Path::new("/log/000001.log");
     if write_file(&fs, path, data).is_err() {
@@ -158,8 +170,21 @@ pub fn block(data: &[u8]) {
 }
 
 /// `data` as a whole table file in the in-memory file system, opened with
-/// database settings and with plain ones, iterated both ways and searched.
+/// database settings and with plain ones, iterated both ways and searched;
+/// then the same with every block checksum the file's index structure
+/// reaches rewritten to match (see [`fix_table_checksums`]).
 pub fn table(data: &[u8]) {
+    table_file(data);
+    // Most mutations break a checksum that opening verifies; with the
+    // checksums made right again the damage reaches the block decoders.
+    let mut fixed = data.to_vec();
+    fix_table_checksums(&mut fixed);
+    if fixed != data {
+        table_file(&fixed);
+    }
+}
+
+fn table_file(data: &[u8]) {
     let fs = MemFs::new();
     let path = Path::new("/table/000005.ldb");
     if write_file(&fs, path, data).is_err() {
@@ -311,7 +336,8 @@ pub fn coding(data: &[u8]) {
 ///
 /// Flags: bit 0 paranoid checks, bit 1 a bloom filter policy, bit 2 verify
 /// checksums on reads, bit 3 write and reopen after reading, bit 4 repair
-/// the database before opening it.
+/// the database before opening it, bit 5 rewrite the checksums of logs,
+/// MANIFESTs and tables to match their (mutated) contents first.
 pub fn db(data: &[u8]) {
     let Some(db) = DbInput::parse(data) else {
         return;
@@ -322,7 +348,15 @@ pub fn db(data: &[u8]) {
         return;
     }
     for (name, contents) in &db.files {
-        if write_file(&fs, &dir.join(name), contents).is_err() {
+        let mut contents = contents.to_vec();
+        if db.flags & 32 != 0 {
+            match parse_file_name(name) {
+                Some((_, FileType::Log | FileType::Descriptor)) => fix_log_checksums(&mut contents),
+                Some((_, FileType::Table)) => fix_table_checksums(&mut contents),
+                _ => {}
+            }
+        }
+        if write_file(&fs, &dir.join(name), &contents).is_err() {
             return;
         }
     }
@@ -518,4 +552,91 @@ fn wander(it: &mut dyn InternalIterator, script: &[u8]) {
         }
     }
     let _ = it.status();
+}
+
+/// Rewrites the checksum of every fragment of a log whose header and
+/// payload fit in its block, as the writer would have computed it, so that
+/// the reader looks past the checksums at the fragments and records.
+pub fn fix_log_checksums(data: &mut [u8]) {
+    use crate::log::{BLOCK_SIZE, HEADER_SIZE};
+    for block in data.chunks_mut(BLOCK_SIZE) {
+        let mut at = 0;
+        while block.len() - at >= HEADER_SIZE {
+            let length = u16::from_le_bytes([block[at + 4], block[at + 5]]) as usize;
+            let kind = block[at + 6];
+            let end = at + HEADER_SIZE + length;
+            if end > block.len() || (kind == 0 && length == 0) {
+                break;
+            }
+            let sum = crc::mask(crc::value(&block[at + HEADER_SIZE - 1..end]));
+            block[at..at + 4].copy_from_slice(&sum.to_le_bytes());
+            at = end;
+        }
+    }
+}
+
+/// Rewrites the trailer checksum of every block of a table reachable from
+/// its footer: the index and metaindex blocks, the data blocks the index
+/// entries point to and the meta blocks the metaindex entries point to, so
+/// that opening and reading look past the checksums at the blocks.
+pub fn fix_table_checksums(data: &mut [u8]) {
+    let Some(footer_at) = data.len().checked_sub(FOOTER_ENCODED_LENGTH) else {
+        return;
+    };
+    let Ok(footer) = Footer::decode(&data[footer_at..]) else {
+        return;
+    };
+    for parent in [footer.index_handle, footer.metaindex_handle] {
+        if !fix_block_trailer(data, &parent) {
+            continue;
+        }
+        for child in handles_in_block(data, &parent) {
+            fix_block_trailer(data, &child);
+        }
+    }
+}
+
+/// Sets the checksum in the trailer of the block at `handle`; false if the
+/// block does not fit in `data`.
+fn fix_block_trailer(data: &mut [u8], handle: &BlockHandle) -> bool {
+    let fits = handle
+        .end_with_trailer()
+        .is_some_and(|end| end <= data.len() as u64);
+    if !fits {
+        return false;
+    }
+    // Both fit in `data`, a slice, so in usize.
+    let (start, n) = (handle.offset as usize, handle.size as usize);
+    let covered = &data[start..start + n + 1];
+    let sum = crc::mask(crc::value(covered));
+    let at = start + n + 1;
+    data[at..at + BLOCK_TRAILER_SIZE - 1].copy_from_slice(&sum.to_le_bytes());
+    true
+}
+
+/// The values of the entries of the block at `handle` that decode as block
+/// handles (at most a few thousand).
+fn handles_in_block(data: &[u8], handle: &BlockHandle) -> Vec<BlockHandle> {
+    let fs = MemFs::new();
+    let path = Path::new("/fix/000001.ldb");
+    let mut out = Vec::new();
+    let Ok(file) = write_file(&fs, path, data).and_then(|()| fs.new_random_access_file(path))
+    else {
+        return out;
+    };
+    let Ok(contents) = read_block_contents(&*file, data.len() as u64, handle, false) else {
+        return out;
+    };
+    let Ok(block) = Block::new(contents) else {
+        return out;
+    };
+    let mut it = Arc::new(block).iter(Arc::new(BytewiseComparator));
+    it.seek_to_first();
+    while it.valid() && out.len() < 4096 {
+        if let Ok(h) = BlockHandle::decode_from(&mut it.value()) {
+            out.push(h);
+        }
+        it.next();
+    }
+    out
 }

@@ -18,6 +18,7 @@ use shale::comparator::{BytewiseComparator, Comparator};
 use shale::env::{read_file, FileSystem, MemFs};
 use shale::filter_policy::FilterPolicy;
 use shale::fuzzing::{db_input, TARGETS};
+use shale::iterator::InternalIterator;
 use shale::keys::{InternalKey, InternalKeyComparator, ValueType};
 use shale::sstable::block_builder::BlockBuilder;
 use shale::sstable::filter_block::FilterBlockBuilder;
@@ -33,9 +34,9 @@ fn corpus_dir() -> PathBuf {
 /// whole database per input, the others are cheap.
 fn mutations_per_file(target: &str) -> usize {
     match target {
-        "db" => 40,
-        "table" | "log_reader" => 120,
-        _ => 300,
+        "db" => 150,
+        "table" | "log_reader" => 400,
+        _ => 1000,
     }
 }
 
@@ -199,6 +200,48 @@ fn every_target_has_a_test_and_seeds() {
         );
     }
     assert_eq!(TARGETS.len(), 8, "a new target needs a replay test here");
+}
+
+#[test]
+fn checksum_fixups_make_damaged_files_pass_their_checks() {
+    let table = table_seeds().swap_remove(1).2; // uncompressed, with a filter
+    let mut damaged = table.clone();
+    damaged[40] ^= 0x10; // inside the first data block
+    let open_and_scan = |bytes: &[u8]| -> shale::Result<usize> {
+        let fs = MemFs::new();
+        let path = Path::new("/t.ldb");
+        shale::env::write_file_sync(&fs, path, bytes)?;
+        let t = shale::sstable::Table::open(
+            TableOptions::new(icmp()),
+            fs.new_random_access_file(path)?,
+            path.into(),
+            bytes.len() as u64,
+        )?;
+        let mut it = t.iter(true, false);
+        let mut n = 0;
+        it.seek_to_first();
+        while it.valid() {
+            n += 1;
+            it.next();
+        }
+        it.status().map(|()| n)
+    };
+    assert_eq!(open_and_scan(&table).unwrap(), 60);
+    assert!(open_and_scan(&damaged).unwrap_err().is_corruption());
+    shale::fuzzing::fix_table_checksums(&mut damaged);
+    assert_eq!(open_and_scan(&damaged).unwrap(), 60);
+
+    let log = log_seeds().swap_remove(0).2;
+    let mut damaged = log.clone();
+    damaged[10] ^= 1; // inside the first record's payload
+    shale::fuzzing::fix_log_checksums(&mut damaged);
+    assert_ne!(damaged, log);
+    let mut fixed_again = damaged.clone();
+    shale::fuzzing::fix_log_checksums(&mut fixed_again);
+    assert_eq!(fixed_again, damaged, "fixing is idempotent");
+    let mut original = log.clone();
+    shale::fuzzing::fix_log_checksums(&mut original);
+    assert_eq!(original, log, "a sound log is left as it is");
 }
 
 /// Writes the seed corpus into `fuzz/corpus/<target>/seed-<name>`.
@@ -550,8 +593,14 @@ fn db_seeds() -> Vec<Seed> {
         compression: CompressionType::None,
         ..Options::default()
     };
+    // Flags (see `shale::fuzzing::db`): 2 bloom filter, 8 write and reopen,
+    // 16 repair first, 32 fix checksums after mutation.
     let mut out = Vec::new();
-    for (name, flags, opts) in [("snappy-bloom", 2u8, snappy_bloom), ("plain", 8u8, plain)] {
+    for (name, flags, opts) in [
+        ("snappy-bloom", 2 | 32, snappy_bloom),
+        ("plain", 8 | 32, plain.clone()),
+        ("plain-repair", 8 | 16 | 32, plain),
+    ] {
         let files = db_files(&opts);
         let refs: Vec<(&str, &[u8])> = files.iter().map(|(n, d)| (n.as_str(), &d[..])).collect();
         out.push(("db", name.to_string(), db_input(flags, &refs)));
