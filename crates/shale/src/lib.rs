@@ -56,6 +56,8 @@ pub mod db;
 pub mod env;
 pub mod error;
 pub mod filter_policy;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod iterator;
 pub mod keys;
 pub mod log;

@@ -28,7 +28,7 @@ use crate::db::write::Writer;
 use crate::env::FileLock;
 use crate::error::{Error, Result};
 use crate::keys::{
-    InternalKey, InternalKeyComparator, LookupKey, ValueType, MAX_SEQUENCE_NUMBER,
+    InternalKey, InternalKeyComparator, LookupKey, SequenceNumber, ValueType, MAX_SEQUENCE_NUMBER,
     VALUE_TYPE_FOR_SEEK,
 };
 use crate::log;
@@ -41,7 +41,7 @@ use crate::version::filename::{
     current_file_name, descriptor_file_name, lock_file_name, log_file_name, parse_file_name,
     set_current_file, FileType,
 };
-use crate::version::set::VersionSet;
+use crate::version::set::{VersionSet, MAX_FILE_NUMBER};
 use crate::version::version::{TableGet, Version};
 use crate::version::NUM_LEVELS;
 
@@ -566,6 +566,13 @@ impl DbInner {
             if let Some((number, t)) = parse_file_name(&name) {
                 expected.remove(&number);
                 if t == FileType::Log && (number >= min_log || number == prev_log) {
+                    if number > MAX_FILE_NUMBER {
+                        return Err(Error::corruption(
+                            log_file_name(&self.dir, number),
+                            None,
+                            "log file number too large",
+                        ));
+                    }
                     logs.push(number);
                 }
             }
@@ -591,7 +598,8 @@ impl DbInner {
             ));
         }
         let mut edit = VersionEdit::default();
-        let mut max_sequence = st.versions.last_sequence;
+        // The last sequence number the replayed logs used.
+        let mut replayed = 0;
         let mut reusable = None;
         for (i, &number) in logs.iter().enumerate() {
             let last = i + 1 == logs.len();
@@ -601,13 +609,13 @@ impl DbInner {
                 // logs held goes to a table first.
                 self.flush_recovered(&mut st, &mut edit)?;
             }
-            let replay = self.replay_log(&mut st, number, &mut edit, &mut max_sequence)?;
+            let replay = self.replay_log(&mut st, number, &mut edit, &mut replayed)?;
             if may_reuse && !replay.flushed {
                 reusable = replay.clean_end.map(|len| (number, len));
             }
         }
-        if st.versions.last_sequence < max_sequence {
-            st.versions.last_sequence = max_sequence;
+        if st.versions.last_sequence < replayed {
+            st.versions.last_sequence = replayed;
         }
         let reused = match reusable {
             Some((number, len)) => self.reuse_log(number, len),
@@ -688,7 +696,7 @@ impl DbInner {
         st: &mut parking_lot::MutexGuard<'_, State>,
         number: u64,
         edit: &mut VersionEdit,
-        max_sequence: &mut u64,
+        replayed: &mut SequenceNumber,
     ) -> Result<Replay> {
         let path = log_file_name(&self.dir, number);
         let file = self.options.fs.new_sequential_file(&path)?;
@@ -716,43 +724,8 @@ impl DbInner {
             };
             let offset = reader.last_record_offset();
             end_of_records = log::writer::record_end(offset, record.len());
-            if record.len() < 12 {
-                let e = Error::corruption(&path, Some(offset), "log record too small");
-                if paranoid {
-                    return Err(e);
-                }
-                self.info_log.log(&e.to_string());
-                skipped = true;
-                continue;
-            }
-            let batch = match WriteBatch::from_contents(record) {
-                Ok(b) => b,
-                Err(e) => {
-                    let e = e.in_file(&path, Some(offset));
-                    if paranoid {
-                        return Err(e);
-                    }
-                    self.info_log.log(&e.to_string());
-                    skipped = true;
-                    continue;
-                }
-            };
-            // Check the whole record before applying any of it, so that a
-            // damaged batch is skipped as a whole.
-            let last = match check_recovered_batch(&batch) {
-                Ok(last) => last,
-                Err(e) => {
-                    let e = e.in_file(&path, Some(offset));
-                    if paranoid {
-                        return Err(e);
-                    }
-                    self.info_log.log(&e.to_string());
-                    skipped = true;
-                    continue;
-                }
-            };
             let mem = st.mem.clone();
-            if let Err(e) = insert_into(&mem, &batch) {
+            if let Err(e) = apply_log_record(&mem, record, replayed) {
                 let e = e.in_file(&path, Some(offset));
                 if paranoid {
                     return Err(e);
@@ -760,9 +733,6 @@ impl DbInner {
                 self.info_log.log(&e.to_string());
                 skipped = true;
                 continue;
-            }
-            if let Some(last) = last {
-                *max_sequence = (*max_sequence).max(last);
             }
             if mem.approximate_memory_usage() > self.options.write_buffer_size {
                 let full =
@@ -930,10 +900,30 @@ fn read_sample_hook(db: Weak<DbInner>, version: Arc<Version>) -> ReadSampleHook 
     })
 }
 
-/// Checks a batch read from a log before it is applied: well-formed, keys
-/// short enough for the memtable, sequence numbers in range. Returns the
-/// sequence number of its last update (`None` for an empty batch).
-pub(crate) fn check_recovered_batch(batch: &WriteBatch) -> Result<Option<u64>> {
+/// Decodes a record of a write-ahead log as a write batch and adds its
+/// updates to `mem`, all or none of them: the one check of a logged batch,
+/// used by recovery and by repair.
+///
+/// `replayed` is the last sequence number applied by earlier records of the
+/// logs being replayed (0 before the first); the batch must come after it,
+/// as every batch the write path logs does. A batch that fails a check is
+/// corruption and changes nothing: a malformed record, a count that does not
+/// match the records, a key longer than [`MAX_KEY_LEN`] (the memtable could
+/// not hold it), sequence numbers past [`MAX_SEQUENCE_NUMBER`], or sequence
+/// numbers already used (which would add an internal key twice). The caller
+/// counts such a record as skipped (a log with skipped records is not
+/// reused). On success `replayed` becomes the batch's last sequence number
+/// (an empty batch leaves it unchanged).
+pub(crate) fn apply_log_record(
+    mem: &MemTable,
+    record: Vec<u8>,
+    replayed: &mut SequenceNumber,
+) -> Result<()> {
+    if record.len() < 12 {
+        return Err(Error::bad_data("log record too small"));
+    }
+    let batch = WriteBatch::from_contents(record)?;
+    // Check every record before applying any, so a damaged batch is dropped whole.
     batch.for_each(|_, key, _| {
         if key.len() > MAX_KEY_LEN {
             return Err(Error::bad_data(format!(
@@ -945,15 +935,26 @@ pub(crate) fn check_recovered_batch(batch: &WriteBatch) -> Result<Option<u64>> {
     })?;
     let count = u64::from(batch.count());
     if count == 0 {
-        return Ok(None);
+        return Ok(());
     }
-    match batch.sequence().checked_add(count - 1) {
-        Some(last) if last <= MAX_SEQUENCE_NUMBER => Ok(Some(last)),
-        _ => Err(Error::bad_data(format!(
-            "sequence numbers {} + {count} in a log record are out of range",
-            batch.sequence()
-        ))),
+    let first = batch.sequence();
+    let last = first
+        .checked_add(count - 1)
+        .filter(|&last| last <= MAX_SEQUENCE_NUMBER)
+        .ok_or_else(|| {
+            Error::bad_data(format!(
+                "write batch of {count} updates at sequence {first} runs past the largest sequence number"
+            ))
+        })?;
+    if first <= *replayed {
+        return Err(Error::bad_data(format!(
+            "write batch at sequence {first} reuses sequence numbers up to {} of an earlier batch",
+            *replayed
+        )));
     }
+    insert_into(mem, &batch)?;
+    *replayed = last;
+    Ok(())
 }
 
 /// Applies the updates of `batch` to `mem`, numbering them from the batch's sequence.
@@ -964,4 +965,124 @@ pub(crate) fn insert_into(mem: &MemTable, batch: &WriteBatch) -> Result<()> {
         seq += 1;
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::comparator::BytewiseComparator;
+
+    fn mem() -> MemTable {
+        MemTable::new(InternalKeyComparator::new(Arc::new(BytewiseComparator)))
+    }
+
+    fn record(seq: SequenceNumber, keys: &[&[u8]]) -> Vec<u8> {
+        let mut b = WriteBatch::new();
+        for k in keys {
+            b.put(k, b"v").unwrap();
+        }
+        b.set_sequence(seq);
+        b.contents().to_vec()
+    }
+
+    #[test]
+    fn log_records_apply_in_sequence_order() {
+        let m = mem();
+        let mut replayed = 0;
+        apply_log_record(&m, record(1, &[b"a", b"b"]), &mut replayed).unwrap();
+        assert_eq!(replayed, 2);
+        apply_log_record(&m, record(3, &[b"a"]), &mut replayed).unwrap();
+        assert_eq!(replayed, 3);
+        assert_eq!(m.len(), 3);
+    }
+
+    #[test]
+    fn empty_log_record_changes_nothing_even_at_sequence_zero() {
+        // Once `sequence + count - 1` underflowed here.
+        let m = mem();
+        let mut replayed = 0;
+        apply_log_record(&m, record(0, &[]), &mut replayed).unwrap();
+        assert_eq!(replayed, 0);
+        assert!(m.is_empty());
+    }
+
+    #[test]
+    fn log_record_past_the_largest_sequence_number_is_corruption() {
+        // Once an overflow (u64::MAX) or keys whose sequence does not fit the
+        // 56 bits of their trailer.
+        let m = mem();
+        let mut replayed = 0;
+        for seq in [u64::MAX, MAX_SEQUENCE_NUMBER + 1, MAX_SEQUENCE_NUMBER] {
+            let err = apply_log_record(&m, record(seq, &[b"a", b"b"]), &mut replayed).unwrap_err();
+            assert!(err.is_corruption(), "{err}");
+        }
+        assert!(m.is_empty());
+        apply_log_record(&m, record(MAX_SEQUENCE_NUMBER, &[b"a"]), &mut replayed).unwrap();
+        assert_eq!(replayed, MAX_SEQUENCE_NUMBER);
+    }
+
+    #[test]
+    fn log_record_reusing_sequence_numbers_is_corruption() {
+        // Once the same internal key went into the memtable twice.
+        let m = mem();
+        let mut replayed = 0;
+        apply_log_record(&m, record(5, &[b"a", b"b"]), &mut replayed).unwrap();
+        for seq in [5, 6, 1] {
+            let err = apply_log_record(&m, record(seq, &[b"a"]), &mut replayed).unwrap_err();
+            assert!(err.to_string().contains("reuses sequence numbers"), "{err}");
+        }
+        assert_eq!((m.len(), replayed), (2, 6));
+    }
+
+    #[test]
+    fn damaged_log_record_adds_none_of_its_updates() {
+        let m = mem();
+        let mut replayed = 0;
+        let mut r = record(1, &[b"a", b"b"]);
+        r[8] = 1; // count 1, but two updates follow
+        assert!(apply_log_record(&m, r, &mut replayed)
+            .unwrap_err()
+            .is_corruption());
+        let mut r = record(1, &[b"a", b"b"]);
+        r.truncate(r.len() - 1);
+        assert!(apply_log_record(&m, r, &mut replayed)
+            .unwrap_err()
+            .is_corruption());
+        assert!(m.is_empty());
+        assert_eq!(replayed, 0);
+    }
+}
+
+#[cfg(test)]
+mod open_tests {
+    use super::*;
+    use crate::env::{FileSystem, MemFs};
+
+    #[test]
+    fn log_file_with_a_number_too_large_is_corruption() {
+        // Once `number + 1` overflowed when the log's number was marked used.
+        let fs = MemFs::new();
+        let dir = Path::new("/db");
+        let options = Options {
+            fs: Arc::new(fs.clone()),
+            create_if_missing: true,
+            ..Options::default()
+        };
+        Db::open(dir, options.clone())
+            .unwrap()
+            .put(b"k", b"v")
+            .unwrap();
+        let huge = log_file_name(dir, u64::MAX);
+        crate::env::write_file_sync(&fs, &huge, b"").unwrap();
+        match Db::open(dir, options.clone()) {
+            Err(e) => assert!(
+                e.is_corruption() && e.to_string().contains("too large"),
+                "{e}"
+            ),
+            Ok(_) => panic!("opened a database with log {}", huge.display()),
+        }
+        fs.remove_file(&huge).unwrap();
+        let db = Db::open(dir, options).unwrap();
+        assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
+    }
 }

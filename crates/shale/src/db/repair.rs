@@ -11,10 +11,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::batch::WriteBatch;
 use crate::cache::Cache;
 use crate::db::builder::build_table;
-use crate::db::core::{check_recovered_batch, insert_into, sanitize};
+use crate::db::core::{apply_log_record, sanitize};
 use crate::db::table_cache::TableCache;
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
@@ -28,6 +27,7 @@ use crate::version::filename::{
     descriptor_file_name, lock_file_name, log_file_name, parse_file_name, set_current_file,
     table_file_name, FileType,
 };
+use crate::version::set::MAX_FILE_NUMBER;
 
 /// Rebuilds the MANIFEST of the database in `path` from its tables and logs.
 ///
@@ -72,8 +72,11 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<()> {
     let mut next_number = 1u64;
     for name in fs.children(dir)? {
         if let Some((number, t)) = parse_file_name(&name) {
-            // Any number may be read from a file name: u64::MAX stays in use.
-            next_number = next_number.max(number.saturating_add(1));
+            if number > MAX_FILE_NUMBER {
+                // No database numbers its files this high: not one of ours.
+                continue;
+            }
+            next_number = next_number.max(number + 1);
             match t {
                 FileType::Log => logs.push(number),
                 FileType::Table => tables.push(number),
@@ -96,7 +99,7 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<()> {
         fs.rename(p, &lost.join(name))
     };
 
-    // Logs become tables.
+    // Logs become tables. Their batches are checked as recovery checks them.
     let mut max_sequence = 0u64;
     for number in logs {
         let path = log_file_name(dir, number);
@@ -105,14 +108,8 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<()> {
         let mut reader = log::Reader::new(file, path.clone(), None, true, 0);
         let mut scratch = Vec::new();
         while let Ok(Some(record)) = reader.read_record(&mut scratch) {
-            let Ok(batch) = WriteBatch::from_contents(record.to_vec()) else {
-                continue;
-            };
-            if let Ok(last) = check_recovered_batch(&batch) {
-                if insert_into(&mem, &batch).is_ok() {
-                    max_sequence = max_sequence.max(last.unwrap_or(0));
-                }
-            }
+            // A damaged batch is skipped; `max_sequence` only grows.
+            let _ = apply_log_record(&mem, record.to_vec(), &mut max_sequence);
         }
         let table_number = next_number;
         next_number = next_number.saturating_add(1);
@@ -144,7 +141,7 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<()> {
                 }
             }
         };
-        match scan_table(&table_cache, number, size) {
+        match scan_table(&icmp, &table_cache, number, size) {
             Ok(Some((smallest, largest, seq))) => {
                 max_sequence = max_sequence.max(seq);
                 edit.new_files
@@ -198,7 +195,9 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<()> {
 }
 
 /// The key range and largest sequence of a table read whole, `None` if empty.
+/// Keys out of order are corruption.
 fn scan_table(
+    icmp: &InternalKeyComparator,
     tc: &TableCache,
     number: u64,
     size: u64,
@@ -213,6 +212,9 @@ fn scan_table(
         let key = it.key();
         let p = parse_internal_key(key).ok_or_else(|| Error::bad_data("bad internal key"))?;
         max_seq = max_seq.max(p.sequence);
+        if smallest.is_some() && icmp.compare(&largest, key) != std::cmp::Ordering::Less {
+            return Err(Error::bad_data("table keys out of order"));
+        }
         if smallest.is_none() {
             smallest = Some(key.to_vec());
         }
@@ -256,7 +258,10 @@ fn salvage_table(
     it.seek_to_first();
     while it.valid() {
         let key = it.key();
-        if let Some(p) = parse_internal_key(key) {
+        // Entries the builder would refuse (out of order) are dropped too.
+        let in_order = smallest.is_none()
+            || table_options.comparator.compare(&largest, key) == std::cmp::Ordering::Less;
+        if let (Some(p), true) = (parse_internal_key(key), in_order) {
             max_seq = max_seq.max(p.sequence);
             if smallest.is_none() {
                 smallest = Some(key.to_vec());
@@ -285,5 +290,91 @@ fn salvage_table(
                 max_seq,
             )))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::comparator::BytewiseComparator;
+    use crate::env::{write_file_sync, FileSystem, MemFs};
+    use crate::keys::ValueType;
+    use crate::{Db, WriteBatch};
+
+    fn options(fs: &MemFs) -> Options {
+        Options {
+            fs: Arc::new(fs.clone()),
+            create_if_missing: true,
+            ..Options::default()
+        }
+    }
+
+    fn log_of(records: &[Vec<u8>]) -> Vec<u8> {
+        let fs = MemFs::new();
+        let path = Path::new("/x.log");
+        let mut w = log::Writer::new(fs.new_writable_file(path).unwrap());
+        for r in records {
+            w.add_record(r).unwrap();
+        }
+        crate::env::read_file(&fs, path).unwrap()
+    }
+
+    fn batch(seq: u64, key: &[u8]) -> Vec<u8> {
+        let mut b = WriteBatch::new();
+        b.put(key, b"v").unwrap();
+        b.set_sequence(seq);
+        b.contents().to_vec()
+    }
+
+    #[test]
+    fn repair_skips_batches_with_impossible_sequence_numbers() {
+        // Once `sequence + 1` overflowed while the batch was inserted.
+        let fs = MemFs::new();
+        let dir = Path::new("/db");
+        fs.create_dir_all(dir).unwrap();
+        let log = log_of(&[
+            batch(1, b"good"),
+            batch(u64::MAX, b"bad"),
+            batch(1, b"again"),
+        ]);
+        write_file_sync(&fs, &log_file_name(dir, 3), &log).unwrap();
+        repair(dir, &options(&fs)).unwrap();
+        let db = Db::open(dir, options(&fs)).unwrap();
+        assert_eq!(db.get(b"good").unwrap().as_deref(), Some(&b"v"[..]));
+        assert_eq!(db.get(b"bad").unwrap(), None);
+        assert_eq!(db.get(b"again").unwrap(), None);
+    }
+
+    #[test]
+    fn repair_ignores_files_numbered_beyond_any_database() {
+        // Once `number + 1` overflowed.
+        let fs = MemFs::new();
+        let dir = Path::new("/db");
+        fs.create_dir_all(dir).unwrap();
+        write_file_sync(&fs, &log_file_name(dir, 3), &log_of(&[batch(1, b"k")])).unwrap();
+        write_file_sync(&fs, &log_file_name(dir, u64::MAX), b"").unwrap();
+        repair(dir, &options(&fs)).unwrap();
+    }
+
+    #[test]
+    fn repair_salvages_a_table_whose_keys_are_out_of_order() {
+        // Bytewise order of these internal keys puts seq 1 before seq 2, the
+        // reverse of the internal key order. Scanning it once gave a file
+        // whose smallest key was after its largest.
+        let fs = MemFs::new();
+        let dir = Path::new("/db");
+        fs.create_dir_all(dir).unwrap();
+        let mut opts = TableOptions::new(Arc::new(BytewiseComparator));
+        opts.compression = crate::CompressionType::None;
+        let path = table_file_name(dir, 5);
+        let mut b = TableBuilder::new(opts, fs.new_writable_file(&path).unwrap());
+        for seq in [1, 2] {
+            let k = InternalKey::new(b"a", seq, ValueType::Value);
+            b.add(k.encoded(), format!("v{seq}").as_bytes()).unwrap();
+        }
+        b.finish().unwrap();
+        repair(dir, &options(&fs)).unwrap();
+        let db = Db::open(dir, options(&fs)).unwrap();
+        assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"v1"[..]));
     }
 }

@@ -17,7 +17,7 @@ use crate::db::table_cache::TableCache;
 use crate::env::FileSystem;
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
-use crate::keys::{InternalKey, InternalKeyComparator};
+use crate::keys::{InternalKey, InternalKeyComparator, MAX_SEQUENCE_NUMBER};
 use crate::log;
 use crate::options::Options;
 use crate::version::edit::{FileMetaData, VersionEdit};
@@ -28,6 +28,16 @@ use crate::version::version::{
     key_range, level_iterator, total_file_size, LevelFiles, Version, L0_COMPACTION_TRIGGER,
 };
 use crate::version::NUM_LEVELS;
+
+/// The largest file number a MANIFEST may hold. Far beyond any real database
+/// (a billion files a second for a century), it leaves the file number
+/// counter room to grow without overflowing.
+pub const MAX_FILE_NUMBER: u64 = 1 << 62;
+
+/// The largest table file size a MANIFEST may hold: a thousand times the
+/// largest table LevelDB or Shale writes, and small enough that sums of the
+/// sizes of a level or a compaction's inputs cannot overflow.
+pub const MAX_TABLE_FILE_SIZE: u64 = 1 << 40;
 
 /// Bytes a level may hold before it needs compaction: 10 MB at level 1, ten times more per level.
 pub fn max_bytes_for_level(level: usize) -> f64 {
@@ -318,11 +328,27 @@ impl VersionSet {
         let log_number = log_number.ok_or_else(|| missing("log-number"))?;
         let last_sequence = last_sequence.ok_or_else(|| missing("last-sequence-number"))?;
         let prev_log_number = prev_log_number.unwrap_or(0);
+        let corrupt = |what: String| Error::corruption(&manifest_path, None, what);
+        if last_sequence > MAX_SEQUENCE_NUMBER {
+            return Err(corrupt(format!(
+                "last sequence number {last_sequence} is larger than sequence numbers can be"
+            )));
+        }
+        for (what, n) in [
+            ("next file number", next_file),
+            ("log number", log_number),
+            ("previous log number", prev_log_number),
+        ] {
+            if n > MAX_FILE_NUMBER {
+                return Err(corrupt(format!("{what} {n} is too large")));
+            }
+        }
 
         self.mark_file_number_used(prev_log_number);
         self.mark_file_number_used(log_number);
 
         let mut v = builder.save();
+        check_files(&self.icmp, &v).map_err(corrupt)?;
         finalize(&mut v);
         self.install(v);
         self.last_sequence = last_sequence;
@@ -625,6 +651,44 @@ fn add_boundary_inputs(
     }
 }
 
+/// Checks the files of a version read from a MANIFEST: no file is listed
+/// twice or larger than [`MAX_TABLE_FILE_SIZE`], each file's smallest key is not after its largest, and the files of
+/// every level past 0 are sorted and disjoint, as the read path requires.
+fn check_files(icmp: &InternalKeyComparator, v: &Version) -> std::result::Result<(), String> {
+    use std::cmp::Ordering;
+    let mut seen = BTreeSet::new();
+    for (level, files) in v.files.iter().enumerate() {
+        for f in files {
+            if !seen.insert(f.number) {
+                return Err(format!("file {} is listed twice", f.number));
+            }
+            if f.file_size > MAX_TABLE_FILE_SIZE {
+                return Err(format!(
+                    "file {} has an impossible size of {} bytes",
+                    f.number, f.file_size
+                ));
+            }
+            if icmp.compare(f.smallest.encoded(), f.largest.encoded()) == Ordering::Greater {
+                return Err(format!(
+                    "file {} at level {level} has its smallest key after its largest",
+                    f.number
+                ));
+            }
+        }
+        if level > 0 {
+            for w in files.windows(2) {
+                if icmp.compare(w[0].largest.encoded(), w[1].smallest.encoded()) != Ordering::Less {
+                    return Err(format!(
+                        "files {} and {} overlap at level {level}",
+                        w[0].number, w[1].number
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Computes the level most in need of compaction.
 fn finalize(v: &mut Version) {
     let mut best_level = 0;
@@ -713,5 +777,130 @@ impl Builder {
             v.files[level] = files;
         }
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::comparator::BytewiseComparator;
+    use crate::env::{FileSystem, MemFs};
+    use crate::keys::ValueType;
+    use crate::sstable::TableOptions;
+
+    fn key(user: &[u8], seq: u64) -> InternalKey {
+        InternalKey::new(user, seq, ValueType::Value)
+    }
+
+    /// Recovers a version set from a MANIFEST holding `edit` after the
+    /// counters every MANIFEST has.
+    fn recover_with(edit: VersionEdit) -> Result<VersionSet> {
+        let fs = MemFs::new();
+        let dir = Path::new("/db");
+        fs.create_dir_all(dir).unwrap();
+        let options = Options {
+            fs: Arc::new(fs.clone()),
+            ..Options::default()
+        };
+        let mut base = VersionEdit::new();
+        base.set_comparator_name("leveldb.BytewiseComparator");
+        base.set_log_number(0);
+        base.set_next_file_number(20);
+        base.set_last_sequence(100);
+        let mut w = log::Writer::new(
+            options
+                .fs
+                .new_writable_file(&descriptor_file_name(dir, 1))
+                .unwrap(),
+        );
+        for e in [base, edit] {
+            let mut record = Vec::new();
+            e.encode(&mut record);
+            w.add_record(&record).unwrap();
+        }
+        w.close().unwrap();
+        set_current_file(&*options.fs, dir, 1).unwrap();
+        let icmp = InternalKeyComparator::new(Arc::new(BytewiseComparator));
+        let table_options = TableOptions::new(Arc::new(icmp.clone()));
+        let tc = Arc::new(TableCache::new(dir, &options, table_options));
+        let mut vs = VersionSet::new(dir, &options, icmp, tc);
+        vs.recover()?;
+        Ok(vs)
+    }
+
+    fn corruption_containing(edit: VersionEdit, what: &str) {
+        match recover_with(edit) {
+            Err(e) => {
+                assert!(e.is_corruption(), "{e}");
+                assert!(e.to_string().contains(what), "{e}");
+            }
+            Ok(_) => panic!("recovered a MANIFEST with {what}"),
+        }
+    }
+
+    #[test]
+    fn sound_manifest_recovers() {
+        let mut e = VersionEdit::new();
+        e.add_file(1, 7, 100, key(b"a", 5), key(b"c", 4));
+        e.add_file(1, 8, 100, key(b"d", 5), key(b"f", 4));
+        e.add_file(0, 9, 100, key(b"b", 9), key(b"e", 9));
+        let vs = recover_with(e).unwrap();
+        assert_eq!(vs.level_summary(), "files[ 1 2 0 0 0 0 0 ]");
+        assert_eq!((vs.next_file_number, vs.last_sequence), (21, 100));
+    }
+
+    #[test]
+    fn overlapping_files_in_a_sorted_level_are_corruption() {
+        // Once a debug assertion in the level iterator, and wrong reads without.
+        let mut e = VersionEdit::new();
+        e.add_file(2, 7, 100, key(b"a", 5), key(b"m", 4));
+        e.add_file(2, 8, 100, key(b"k", 5), key(b"z", 4));
+        corruption_containing(e, "overlap at level 2");
+    }
+
+    #[test]
+    fn file_with_smallest_after_largest_is_corruption() {
+        let mut e = VersionEdit::new();
+        e.add_file(0, 7, 100, key(b"z", 5), key(b"a", 4));
+        corruption_containing(e, "smallest key after its largest");
+    }
+
+    #[test]
+    fn file_listed_at_two_levels_is_corruption() {
+        let mut e = VersionEdit::new();
+        e.add_file(1, 7, 100, key(b"a", 5), key(b"b", 4));
+        e.add_file(3, 7, 100, key(b"a", 5), key(b"b", 4));
+        corruption_containing(e, "listed twice");
+    }
+
+    #[test]
+    fn file_sizes_that_could_overflow_sums_are_corruption() {
+        // Once the sum of a level's file sizes overflowed while scoring levels.
+        let mut e = VersionEdit::new();
+        e.add_file(1, 7, u64::MAX / 2 + 1, key(b"a", 5), key(b"b", 4));
+        e.add_file(1, 8, u64::MAX / 2 + 1, key(b"c", 5), key(b"d", 4));
+        corruption_containing(e, "impossible size");
+        let mut e = VersionEdit::new();
+        e.add_file(1, 7, MAX_TABLE_FILE_SIZE, key(b"a", 5), key(b"b", 4));
+        assert!(recover_with(e).is_ok());
+    }
+
+    #[test]
+    fn counters_out_of_range_are_corruption() {
+        // Once `next_file + 1` overflowed, and later writes would have used
+        // sequence numbers that do not fit an internal key.
+        let mut e = VersionEdit::new();
+        e.set_next_file_number(u64::MAX);
+        corruption_containing(e, "next file number");
+        let mut e = VersionEdit::new();
+        e.set_log_number(MAX_FILE_NUMBER + 1);
+        corruption_containing(e, "log number");
+        let mut e = VersionEdit::new();
+        e.set_last_sequence(MAX_SEQUENCE_NUMBER + 1);
+        corruption_containing(e, "last sequence number");
+        let mut e = VersionEdit::new();
+        e.set_last_sequence(MAX_SEQUENCE_NUMBER);
+        e.set_next_file_number(MAX_FILE_NUMBER);
+        assert!(recover_with(e).is_ok());
     }
 }
