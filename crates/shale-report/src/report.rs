@@ -120,7 +120,9 @@ pub fn assertions_note(versions: &[VersionRow]) -> Option<String> {
         [] => return None,
     };
     Some(format!(
-        "Debian's {list} {} built without -DNDEBUG: {} assertions stay on, which makes {}          slower than a release build would be (db_bench counts the calls to __assert_fail in          the installed library).",
+        "Debian's {list} {} built without -DNDEBUG: {} assertions stay on, which makes {} \
+         slower than a release build would be (db_bench counts the calls to __assert_fail in \
+         the installed library).",
         if on.len() == 1 { "is" } else { "are" },
         if on.len() == 1 { "its" } else { "their" },
         if on.len() == 1 { "it" } else { "them" },
@@ -298,6 +300,7 @@ mod tests {
             ),
             "{note}"
         );
+        assert!(!note.contains("  "), "{note}");
         assert_eq!(assertions_note(&rows[..1]), None);
         assert_eq!(
             assertions_note(&[row("shale", Some("on (debug build)"))]),

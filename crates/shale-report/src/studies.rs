@@ -295,6 +295,15 @@ impl Metric {
             Metric::IterMean(_) | Metric::IterMin(_) => "lsmiter",
         }
     }
+
+    /// False for the lookup lines of `lsmiter`, whose `# io` line counts the
+    /// inserts' writes: they get no write amplification.
+    pub fn measures_writes(&self) -> bool {
+        !matches!(
+            self,
+            Metric::IterMean(IterPhase::Lookup) | Metric::IterMin(IterPhase::Lookup)
+        )
+    }
 }
 
 /// One workload line of a section's table.
@@ -915,7 +924,7 @@ fn sqlite4(size: Size) -> Study {
         section(
             id,
             title,
-            format!("{what}{sleep}. {}.", jobs[j].memory.describe()),
+            format!("{what}{sleep}. Memory: {}.", jobs[j].memory.describe()),
             iteration_lines(j),
             OverTime::Iterations,
         )

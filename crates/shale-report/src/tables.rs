@@ -174,7 +174,10 @@ fn build_table(run: &StudyRun, section: &Section) -> Table {
                             Ok(v) => {
                                 ops.push(v);
                                 if let Some(io) = output.last_io(line.metric.io_bench()) {
-                                    if let Some(a) = io.write_amplification() {
+                                    if let Some(a) = io
+                                        .write_amplification()
+                                        .filter(|_| line.metric.measures_writes())
+                                    {
                                         wa.push(a);
                                     }
                                     size.push(io.db_size as f64);

@@ -185,6 +185,22 @@ fn quick_report_with_every_study() {
     let mean = row(&lsm, "Lookups, mean over iterations");
     // Lookups: 200000 - 500 i for i in 0..20 -> mean 195,250.
     assert!(mean.contains("| 195,250 |"), "{mean}");
+    // Resource rows: the inserts wrote (3.00x), the lookups did not.
+    let res = |label: &str| {
+        lsm.lines()
+            .filter(|l| l.starts_with(&format!("| {label} |")))
+            .nth(1)
+            .unwrap()
+            .to_string()
+    };
+    assert!(
+        res("Inserts, mean over iterations").contains("| 3.00× · 3.8 MiB · 20.0 MiB |"),
+        "{lsm}"
+    );
+    assert!(
+        res("Lookups, mean over iterations").contains("| — · 3.8 MiB · 20.0 MiB |"),
+        "{lsm}"
+    );
 
     // index.html: one inline SVG per chart, and every chart's PNG renders.
     let html = fs::read_to_string(s.out.join("index.html")).unwrap();

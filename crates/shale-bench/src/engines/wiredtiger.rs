@@ -334,7 +334,7 @@ impl WiredTiger {
             ),
             setting(
                 "write cursor",
-                "overwrite=true; bulk=true for fillseq/fillbatch on a fresh table, 1 thread",
+                "overwrite=true; bulk=true for fillseq/fillbatch/putseq on a fresh table, 1 thread, asynchronous writes",
             ),
             setting("batches", "one transaction per batch"),
             setting("compact", "WT_SESSION::compact"),
