@@ -588,15 +588,7 @@ impl<'f> Runner<'f> {
         stats.add_found(found, f.iterations * f.iter_ops);
         stats.add_bytes(bytes as i64);
         stats.add_written(bytes);
-        out.write_all(stats.report(name).as_bytes())
-            .map_err(io_err)?;
-        self.print_io(
-            name,
-            io_before,
-            stats.written_bytes(),
-            stats.elapsed_seconds(),
-            out,
-        )
+        self.finish(name, &mut stats, io_before, out)
     }
 
     /// db_bench's `open` benchmark: reopen the database `n` times.
@@ -611,9 +603,7 @@ impl<'f> Runner<'f> {
             stats.finished_single_op();
         }
         stats.stop();
-        out.write_all(stats.report(name).as_bytes())
-            .map_err(io_err)?;
-        self.print_io(name, io_before, 0, stats.elapsed_seconds(), out)
+        self.finish(name, &mut stats, io_before, out)
     }
 
     fn run_benchmark(
@@ -729,9 +719,6 @@ impl<'f> Runner<'f> {
         let Some(mut stats) = merged else {
             return Ok(());
         };
-        out.write_all(stats.report(name).as_bytes())
-            .map_err(io_err)?;
-        out.flush().map_err(io_err)?;
 
         if series {
             let points = match points {
@@ -757,6 +744,19 @@ impl<'f> Runner<'f> {
                 }
             }
         }
+        self.finish(name, &mut stats, io_before, out)
+    }
+
+    /// Prints a benchmark's result line and its `# io` line.
+    fn finish(
+        &self,
+        name: &str,
+        stats: &mut Stats,
+        io_before: Option<IoCounters>,
+        out: &mut dyn Write,
+    ) -> Result<(), Error> {
+        out.write_all(stats.report(name).as_bytes())
+            .map_err(io_err)?;
         self.print_io(
             name,
             io_before,
@@ -813,8 +813,8 @@ struct ThreadCtx<'a> {
 impl ThreadCtx<'_> {
     fn run(&mut self, method: Method, p: &Params) -> Result<(), Error> {
         match method {
-            Method::WriteSeq => self.write(p, true),
-            Method::WriteRandom => self.write(p, false),
+            Method::WriteSeq => self.write(p, true, false),
+            Method::WriteRandom => self.write(p, false, false),
             Method::ReadSeq => self.read_sequential(p, false),
             Method::ReadReverse => self.read_sequential(p, true),
             Method::ReadRandom => self.read_random(p),
@@ -823,8 +823,8 @@ impl ThreadCtx<'_> {
             Method::ReadHot => self.read_hot(p),
             Method::SeekRandom => self.seek_random(p),
             Method::SeekOrdered => self.seek_ordered(p),
-            Method::DeleteSeq => self.delete(p, true),
-            Method::DeleteRandom => self.delete(p, false),
+            Method::DeleteSeq => self.write(p, true, true),
+            Method::DeleteRandom => self.write(p, false, true),
             Method::ReadWhileWriting => self.read_while_writing(p),
             Method::Compact => self.engine.compact(),
             Method::Crc32c => {
@@ -863,8 +863,11 @@ impl ThreadCtx<'_> {
         }
     }
 
-    fn write(&mut self, p: &Params, seq: bool) -> Result<(), Error> {
-        if p.num != u64::from(self.flags.num) {
+    /// db_bench's `DoWrite` and `DoDelete`: puts (`delete` false) or deletes
+    /// of this thread's keys, in order (`seq`) or at random, one at a time or
+    /// in batches of `p.entries_per_batch`.
+    fn write(&mut self, p: &Params, seq: bool, delete: bool) -> Result<(), Error> {
+        if !delete && p.num != u64::from(self.flags.num) {
             self.stats.add_message(&format!("({} ops)", p.num));
         }
         let range = self.range(p, p.num);
@@ -874,29 +877,39 @@ impl ThreadCtx<'_> {
         let mut bytes: u64 = 0;
         let mut i = range.start;
         while i < range.end {
-            if p.entries_per_batch == 1 {
-                let k = if seq { i } else { self.random_key() };
-                let kb = key.set(k);
-                let v = gen.generate(p.value_size);
-                self.session.put(kb, v, p.sync)?;
-                bytes += (v.len() + kb.len()) as u64;
-                self.stats.finished_single_op();
-            } else {
+            let single = p.entries_per_batch == 1;
+            if !single {
                 batch.clear();
-                for j in 0..p.entries_per_batch {
-                    let k = if seq { i + j } else { self.random_key() };
-                    let kb = key.set(k);
-                    let v = gen.generate(p.value_size);
-                    batch.put(kb, v);
-                    bytes += (v.len() + kb.len()) as u64;
-                    self.stats.finished_single_op();
+            }
+            for j in 0..p.entries_per_batch {
+                let k = if seq { i + j } else { self.random_key() };
+                let kb = key.set(k);
+                match (single, delete) {
+                    (true, true) => self.session.delete(kb, p.sync)?,
+                    (false, true) => batch.delete(kb),
+                    (true, false) => {
+                        let v = gen.generate(p.value_size);
+                        self.session.put(kb, v, p.sync)?;
+                        bytes += v.len() as u64;
+                    }
+                    (false, false) => {
+                        let v = gen.generate(p.value_size);
+                        batch.put(kb, v);
+                        bytes += v.len() as u64;
+                    }
                 }
+                bytes += kb.len() as u64;
+                self.stats.finished_single_op();
+            }
+            if !single {
                 self.session.write(&batch, p.sync)?;
             }
             i += p.entries_per_batch;
         }
         self.session.finish_writes()?;
-        self.stats.add_bytes(bytes as i64);
+        if !delete {
+            self.stats.add_bytes(bytes as i64);
+        }
         self.stats.add_written(bytes);
         Ok(())
     }
@@ -1036,36 +1049,6 @@ impl ThreadCtx<'_> {
         }
         self.stats
             .add_message(&format!("({found} of {} found)", p.num));
-        Ok(())
-    }
-
-    fn delete(&mut self, p: &Params, seq: bool) -> Result<(), Error> {
-        let mut key = self.key_buffer();
-        let mut batch = Batch::new();
-        let mut written = 0u64;
-        let mut i = 0;
-        while i < p.num {
-            if p.entries_per_batch == 1 {
-                let k = if seq { i } else { self.random_key() };
-                let kb = key.set(k);
-                self.session.delete(kb, p.sync)?;
-                written += kb.len() as u64;
-                self.stats.finished_single_op();
-            } else {
-                batch.clear();
-                for j in 0..p.entries_per_batch {
-                    let k = if seq { i + j } else { self.random_key() };
-                    let kb = key.set(k);
-                    batch.delete(kb);
-                    written += kb.len() as u64;
-                    self.stats.finished_single_op();
-                }
-                self.session.write(&batch, p.sync)?;
-            }
-            i += p.entries_per_batch;
-        }
-        self.session.finish_writes()?;
-        self.stats.add_written(written);
         Ok(())
     }
 

@@ -87,6 +87,19 @@ fn run(args: &[String]) -> Output {
         .expect("run db_bench")
 }
 
+/// Runs db_bench, asserts that it succeeded, and returns its stdout.
+fn run_ok(args: &[String]) -> String {
+    let out = run(args);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{args:?}\nstdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
 const HEADER_PREFIXES: [&str; 14] = [
     "Assertions: ",
     "Engine:     ",
@@ -223,7 +236,7 @@ fn smoke(kind: EngineKind) {
 fn split_benchmarks_and_lsmiter(kind: EngineKind) {
     const T: u32 = 3;
     let dir = tempfile::tempdir().expect("tempdir");
-    let out = run(&[
+    let stdout = run_ok(&[
         format!("--engine={}", kind.name()),
         format!("--num={N}"),
         format!("--threads={T}"),
@@ -235,13 +248,6 @@ fn split_benchmarks_and_lsmiter(kind: EngineKind) {
         format!("--db={}", dir.path().join("db").display()),
         "--progress=0".to_string(),
     ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     let results = check_lines(&stdout);
     let names: Vec<&str> = results.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(
@@ -330,7 +336,7 @@ fn histogram_timeseries_and_threads() {
     };
     let dir = tempfile::tempdir().expect("tempdir");
     let csv = dir.path().join("ts.csv");
-    let out = run(&[
+    let stdout = run_ok(&[
         format!("--engine={}", kind.name()),
         format!("--num={N}"),
         "--threads=2".to_string(),
@@ -341,13 +347,6 @@ fn histogram_timeseries_and_threads() {
         format!("--db={}", dir.path().join("db").display()),
         "--progress=0".to_string(),
     ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     // Two threads each read N keys; the message keeps one thread's count.
     assert!(stdout.contains("(2000 of 2000 found)"), "{stdout}");
     assert_eq!(
