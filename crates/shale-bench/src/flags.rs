@@ -8,6 +8,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
+use crate::benchmarks;
 use crate::engine::EngineKind;
 
 /// db_bench's default benchmark list.
@@ -76,6 +77,15 @@ pub struct Flags {
     pub kyoto_zcomp: String,
     /// LMDB map size in bytes.
     pub lmdb_map_size: u64,
+    /// Every write waits for stable storage (RocksDB db_bench's `--sync`);
+    /// `fillsync` is synchronous either way.
+    pub sync: bool,
+    /// `lsmiter`: number of iterations.
+    pub iterations: u64,
+    /// `lsmiter`: inserts, then lookups, per iteration.
+    pub iter_ops: u64,
+    /// `lsmiter`: sleep after each iteration, milliseconds (not timed).
+    pub pause_ms: u64,
 }
 
 impl Default for Flags {
@@ -111,6 +121,10 @@ impl Default for Flags {
             wt_log: true,
             kyoto_zcomp: "lzo".to_string(),
             lmdb_map_size: 64 << 30,
+            sync: false,
+            iterations: 200,
+            iter_ops: 50_000,
+            pause_ms: 0,
         }
     }
 }
@@ -223,7 +237,16 @@ where
             )));
         };
         match name {
-            "benchmarks" => f.benchmarks = split_benchmarks(value),
+            "benchmarks" => {
+                let list = split_benchmarks(value);
+                if let Some(bad) = list.iter().find(|b| !benchmarks::is_known(b)) {
+                    return Err(invalid(
+                        arg,
+                        format_args!("unknown benchmark '{bad}'; known: {}", benchmarks::names()),
+                    ));
+                }
+                f.benchmarks = list;
+            }
             "num" => f.num = int_in(arg, value, 0, I32_MAX)? as u32,
             "reads" => f.reads = int_in(arg, value, i64::from(i32::MIN), I32_MAX)?,
             "threads" => f.threads = int_in(arg, value, 1, 1024)? as u32,
@@ -276,8 +299,18 @@ where
                 f.kyoto_zcomp = value.to_string();
             }
             "lmdb_map_size" => f.lmdb_map_size = int_in(arg, value, 1 << 20, i64::MAX)? as u64,
+            "sync" => f.sync = boolean(arg, value)?,
+            "iterations" => f.iterations = int_in(arg, value, 1, I32_MAX)? as u64,
+            "iter_ops" => f.iter_ops = int_in(arg, value, 1, I32_MAX)? as u64,
+            "pause_ms" => f.pause_ms = int_in(arg, value, 0, 86_400_000)? as u64,
             _ => return Err(FlagError::Invalid(format!("unknown flag '{arg}'"))),
         }
+    }
+    if f.iterations.saturating_mul(f.iter_ops) > I32_MAX as u64 {
+        return Err(FlagError::Invalid(format!(
+            "--iterations={} times --iter_ops={} is more than {I32_MAX} inserts",
+            f.iterations, f.iter_ops
+        )));
     }
     Ok(f)
 }
@@ -348,9 +381,17 @@ pub fn usage() -> String {
             format!("{} (Kyoto compressor when --compression=1)", d.kyoto_zcomp),
         ),
         ("lmdb_map_size", d.lmdb_map_size.to_string()),
+        ("sync", "0 (1: every write waits for stable storage)".into()),
+        ("iterations", format!("{} (lsmiter)", d.iterations)),
+        ("iter_ops", format!("{} (lsmiter)", d.iter_ops)),
+        ("pause_ms", format!("{} (lsmiter)", d.pause_ms)),
     ];
     for (name, default) in ours {
         s.push_str(&format!("  --{name}=  (default {default})\n"));
+    }
+    s.push_str("\nBenchmarks (--benchmarks=a,b,...; N is --num, T is --threads):\n");
+    for (name, what) in benchmarks::BENCHMARKS {
+        s.push_str(&format!("  {name:<17} {what}\n"));
     }
     s
 }

@@ -7,6 +7,11 @@
 //! bytes, so that a simple compressor shrinks the values to about `ratio` of
 //! their size. The buffer is built from `Random(301)`, so every engine (and
 //! LevelDB's db_bench itself) writes exactly the same bytes.
+//!
+//! The `lsmiter` benchmark (SQLite4's LSM test) uses binary blobs instead:
+//! [`BlobKeys`] makes the j-th key a pure function of a seed and j (so a key
+//! inserted earlier is rebuilt for a lookup instead of being stored), and
+//! [`ValueBuffer::incompressible`] fills the value buffer with random bytes.
 
 use std::sync::Arc;
 
@@ -58,6 +63,17 @@ impl ValueBuffer {
             compressible_string(&mut rnd, compression_ratio, VALUE_PIECE, &mut piece);
             data.extend_from_slice(&piece);
         }
+        ValueBuffer { data: data.into() }
+    }
+
+    /// A buffer of random bytes from `Random(301)` (values that do not
+    /// compress), for the `lsmiter` benchmark's random blobs.
+    pub fn incompressible() -> ValueBuffer {
+        let mut rnd = Random::new(VALUE_SEED);
+        let data: Vec<u8> = (0..VALUE_BUFFER_MIN + VALUE_PIECE)
+            // The top bits of the 31-bit state are the most random ones.
+            .map(|_| (rnd.next() >> 23) as u8)
+            .collect();
         ValueBuffer { data: data.into() }
     }
 
@@ -163,6 +179,53 @@ impl KeyBuffer {
     }
 }
 
+/// splitmix64's increment (2^64 divided by the golden ratio, made odd).
+const GOLDEN: u64 = 0x9e37_79b9_7f4a_7c15;
+
+/// splitmix64's output function: a bijection on `u64` that mixes every input
+/// bit into every output bit.
+#[inline]
+fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Pseudo-random binary keys of a fixed length: key `j` is a pure function
+/// of `(seed, j)`, so it can be rebuilt for a lookup without being stored.
+///
+/// Invariant: for keys of 8 bytes or more, different `j` give different
+/// keys (the first 8 bytes are a bijection of `j`); shorter keys are the
+/// first bytes of that value and may collide.
+pub struct BlobKeys {
+    base: u64,
+    buf: Vec<u8>,
+}
+
+impl BlobKeys {
+    /// Keys of `len` bytes drawn from `seed`.
+    pub fn new(seed: u32, len: usize) -> BlobKeys {
+        BlobKeys {
+            base: mix64(u64::from(seed) ^ GOLDEN),
+            buf: vec![0; len],
+        }
+    }
+
+    /// The key of number `j`.
+    #[inline]
+    pub fn key(&mut self, j: u64) -> &[u8] {
+        // `base + j * GOLDEN` is injective in j (GOLDEN is odd); each further
+        // 8-byte word continues splitmix64's sequence from there.
+        let mut state = self.base.wrapping_add(j.wrapping_mul(GOLDEN));
+        for chunk in self.buf.chunks_mut(8) {
+            let word = mix64(state).to_le_bytes();
+            chunk.copy_from_slice(&word[..chunk.len()]);
+            state = state.wrapping_add(GOLDEN);
+        }
+        &self.buf
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -189,6 +252,35 @@ mod tests {
         // A tiny ratio still keeps one random character.
         compressible_string(&mut rnd, 0.0, 10, &mut s);
         assert!(s.iter().all(|&b| b == s[0]));
+    }
+
+    #[test]
+    fn blob_keys_are_reproducible_distinct_and_sized() {
+        let mut a = BlobKeys::new(7, 12);
+        let mut b = BlobKeys::new(7, 12);
+        let k5 = a.key(5).to_vec();
+        assert_eq!(k5.len(), 12);
+        assert_eq!(b.key(5), &k5[..], "the same (seed, j) gives the same key");
+        assert_ne!(a.key(6), &k5[..]);
+        assert_ne!(BlobKeys::new(8, 12).key(5), &k5[..], "seeds differ");
+        let mut seen = std::collections::HashSet::new();
+        for j in 0..10_000 {
+            assert!(seen.insert(a.key(j).to_vec()), "key {j} repeats");
+        }
+        assert_eq!(BlobKeys::new(1, 3).key(0).len(), 3);
+    }
+
+    #[test]
+    fn incompressible_values_are_random_bytes() {
+        let buf = ValueBuffer::incompressible();
+        assert_eq!(buf.bytes().len(), VALUE_BUFFER_MIN + VALUE_PIECE);
+        let mut counts = [0usize; 256];
+        for &b in buf.bytes() {
+            counts[usize::from(b)] += 1;
+        }
+        // Every byte value occurs, none much more often than 1/256.
+        let expect = buf.bytes().len() / 256;
+        assert!(counts.iter().all(|&c| c > expect / 2 && c < expect * 2));
     }
 
     #[test]

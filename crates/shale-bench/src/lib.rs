@@ -14,6 +14,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
+pub mod benchmarks;
 pub mod engine;
 pub mod engines;
 pub mod flags;

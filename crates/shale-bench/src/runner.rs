@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use crate::engine::{Batch, Engine, EngineConfig, EngineKind, Error, Feature, Session};
 use crate::engines::{self, OpenError};
 use crate::flags::Flags;
-use crate::keygen::{KeyBuffer, ValueBuffer};
+use crate::keygen::{BlobKeys, KeyBuffer, ValueBuffer};
 use crate::random::Random;
 use crate::stats::{OpTracker, PaddedCounter, Stats};
 use crate::sysinfo::{self, IoCounters};
@@ -46,6 +46,7 @@ enum Method {
     ReadSeq,
     ReadReverse,
     ReadRandom,
+    GetSeq,
     ReadMissing,
     ReadHot,
     SeekRandom,
@@ -73,13 +74,155 @@ impl Method {
 }
 
 /// Per-benchmark parameters (db_bench's `num_`, `reads_`, ... members).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 struct Params {
     num: u64,
     reads: u64,
     value_size: usize,
     entries_per_batch: u64,
     sync: bool,
+    /// `num` and `reads` are totals shared out over the threads (the
+    /// BangDB-style benchmarks) rather than counts per thread (LevelDB's).
+    split: bool,
+}
+
+/// A benchmark run on `threads` threads.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Spec {
+    method: Method,
+    params: Params,
+    threads: usize,
+    fresh_db: bool,
+    needs: Option<Feature>,
+}
+
+/// What a benchmark name asks the runner to do.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Plan {
+    /// The empty name: nothing.
+    Nothing,
+    /// `open`: reopen the database.
+    Reopen,
+    /// `heapprofile`: a note that it is not supported.
+    HeapProfile,
+    /// `stats` or `sstables`: print an engine property.
+    Property,
+    /// `lsmiter`: the SQLite4 LSM test.
+    LsmIter,
+    /// A benchmark run by threads.
+    Threads(Spec),
+}
+
+/// How the runner carries out benchmark `name` under `f`; `None` for a name
+/// it does not know (see [`crate::benchmarks`]).
+fn plan(name: &str, f: &Flags) -> Option<Plan> {
+    let mut p = Params {
+        num: u64::from(f.num),
+        reads: f.reads(),
+        value_size: f.value_size as usize,
+        entries_per_batch: 1,
+        sync: f.sync,
+        split: false,
+    };
+    let mut threads = f.threads as usize;
+    let mut fresh_db = false;
+    let mut needs: Option<Feature> = None;
+    let method = match name {
+        "" => return Some(Plan::Nothing),
+        "open" => return Some(Plan::Reopen),
+        "heapprofile" => return Some(Plan::HeapProfile),
+        "stats" | "sstables" => return Some(Plan::Property),
+        "lsmiter" => return Some(Plan::LsmIter),
+        "fillseq" => {
+            fresh_db = true;
+            Method::WriteSeq
+        }
+        "fillbatch" | "fillrandbatch" => {
+            fresh_db = true;
+            p.entries_per_batch = 1000;
+            needs = Some(Feature::Batch);
+            if name == "fillbatch" {
+                Method::WriteSeq
+            } else {
+                Method::WriteRandom
+            }
+        }
+        "fillrandom" => {
+            fresh_db = true;
+            Method::WriteRandom
+        }
+        "overwrite" => Method::WriteRandom,
+        "fillsync" => {
+            fresh_db = true;
+            p.num /= 1000;
+            p.sync = true;
+            Method::WriteRandom
+        }
+        "fill100K" => {
+            fresh_db = true;
+            p.num /= 1000;
+            p.value_size = 100 * 1000;
+            Method::WriteRandom
+        }
+        "putseq" | "putrandom" => {
+            fresh_db = true;
+            p.split = true;
+            if name == "putseq" {
+                Method::WriteSeq
+            } else {
+                Method::WriteRandom
+            }
+        }
+        "getseq" => {
+            p.split = true;
+            p.reads = p.num;
+            Method::GetSeq
+        }
+        "getrandom" => {
+            p.split = true;
+            Method::ReadRandom
+        }
+        "readseq" => Method::ReadSeq,
+        "readreverse" => Method::ReadReverse,
+        "readrandom" => Method::ReadRandom,
+        "readmissing" => Method::ReadMissing,
+        "seekrandom" => Method::SeekRandom,
+        "seekordered" => Method::SeekOrdered,
+        "readhot" => Method::ReadHot,
+        "readrandomsmall" => {
+            p.reads /= 1000;
+            Method::ReadRandom
+        }
+        "deleteseq" => Method::DeleteSeq,
+        "deleterandom" => Method::DeleteRandom,
+        "readwhilewriting" => {
+            threads += 1;
+            Method::ReadWhileWriting
+        }
+        "compact" => {
+            needs = Some(Feature::Compact);
+            Method::Compact
+        }
+        "crc32c" => Method::Crc32c,
+        "snappycomp" => Method::SnappyComp,
+        "snappyuncomp" => Method::SnappyUncomp,
+        _ => return None,
+    };
+    Some(Plan::Threads(Spec {
+        method,
+        params: p,
+        threads,
+        fresh_db,
+        needs,
+    }))
+}
+
+/// Thread `tid`'s share of `total` operations split over `threads`: the
+/// half-open range `[total * tid / threads, total * (tid + 1) / threads)`.
+fn share(total: u64, tid: usize, threads: usize) -> std::ops::Range<u64> {
+    let t = threads.max(1) as u128;
+    let at = |i: usize| (u128::from(total) * i as u128 / t) as u64;
+    at(tid)..at(tid + 1)
 }
 
 /// Deletes and recreates the database directory `path`, refusing to delete a
@@ -115,7 +258,7 @@ pub fn destroy_db(path: &Path) -> Result<(), Error> {
 /// Runs the benchmarks `flags` ask for, printing to `out`.
 pub fn run(flags: &Flags, out: &mut dyn Write) -> Result<Outcome, Error> {
     if let Err(reason) = engines::availability(flags.engine) {
-        writeln!(out, "{}: skipped ({reason})", flags.engine.name()).map_err(io_err)?;
+        writeln!(out, "{}", skipped_line(flags.engine, &reason)).map_err(io_err)?;
         return Ok(Outcome::Skipped(reason));
     }
     let mut bench = Runner::new(flags)?;
@@ -233,6 +376,7 @@ impl<'f> Runner<'f> {
                 f.engine.name()
             )?;
         }
+        writeln!(out, "Assertions: {}", assertions_text(f.engine))?;
         if f.comparisons {
             writeln!(
                 out,
@@ -303,84 +447,17 @@ impl<'f> Runner<'f> {
 
     fn run_one(&mut self, index: usize, name: &str, out: &mut dyn Write) -> Result<(), Error> {
         let f = self.flags;
-        let mut p = Params {
-            num: u64::from(f.num),
-            reads: f.reads(),
-            value_size: f.value_size as usize,
-            entries_per_batch: 1,
-            sync: false,
-        };
-        let mut threads = f.threads as usize;
-        let mut fresh_db = false;
-        let mut needs: Option<Feature> = None;
-        let method = match name {
-            "" => return Ok(()),
-            "open" => {
-                let n = (p.num / 10_000).max(1);
+        let spec = match plan(name, f) {
+            Some(Plan::Nothing) => return Ok(()),
+            Some(Plan::Reopen) => {
+                let n = (u64::from(f.num) / 10_000).max(1);
                 return self.open_bench(name, n, out);
             }
-            "fillseq" => {
-                fresh_db = true;
-                Method::WriteSeq
-            }
-            "fillbatch" => {
-                fresh_db = true;
-                p.entries_per_batch = 1000;
-                needs = Some(Feature::Batch);
-                Method::WriteSeq
-            }
-            "fillrandbatch" => {
-                fresh_db = true;
-                p.entries_per_batch = 1000;
-                needs = Some(Feature::Batch);
-                Method::WriteRandom
-            }
-            "fillrandom" => {
-                fresh_db = true;
-                Method::WriteRandom
-            }
-            "overwrite" => Method::WriteRandom,
-            "fillsync" => {
-                fresh_db = true;
-                p.num /= 1000;
-                p.sync = true;
-                Method::WriteRandom
-            }
-            "fill100K" => {
-                fresh_db = true;
-                p.num /= 1000;
-                p.value_size = 100 * 1000;
-                Method::WriteRandom
-            }
-            "readseq" => Method::ReadSeq,
-            "readreverse" => Method::ReadReverse,
-            "readrandom" => Method::ReadRandom,
-            "readmissing" => Method::ReadMissing,
-            "seekrandom" => Method::SeekRandom,
-            "seekordered" => Method::SeekOrdered,
-            "readhot" => Method::ReadHot,
-            "readrandomsmall" => {
-                p.reads /= 1000;
-                Method::ReadRandom
-            }
-            "deleteseq" => Method::DeleteSeq,
-            "deleterandom" => Method::DeleteRandom,
-            "readwhilewriting" => {
-                threads += 1;
-                Method::ReadWhileWriting
-            }
-            "compact" => {
-                needs = Some(Feature::Compact);
-                Method::Compact
-            }
-            "crc32c" => Method::Crc32c,
-            "snappycomp" => Method::SnappyComp,
-            "snappyuncomp" => Method::SnappyUncomp,
-            "heapprofile" => {
+            Some(Plan::HeapProfile) => {
                 eprintln!("heap profiling not supported");
                 return Ok(());
             }
-            "stats" | "sstables" => {
+            Some(Plan::Property) => {
                 let prop = format!("leveldb.{name}");
                 let text = self
                     .engine()?
@@ -389,11 +466,19 @@ impl<'f> Runner<'f> {
                 writeln!(out, "\n{text}").map_err(io_err)?;
                 return Ok(());
             }
-            other => {
-                eprintln!("unknown benchmark '{other}'");
-                return Ok(());
-            }
+            Some(Plan::LsmIter) => return self.lsm_iter(name, out),
+            Some(Plan::Threads(spec)) => spec,
+            // `flags::parse` rejects unknown names; a caller that built the
+            // flags by hand gets the same error here.
+            None => return Err(Error::new(format!("unknown benchmark '{name}'"))),
         };
+        let Spec {
+            method,
+            params: p,
+            threads,
+            fresh_db,
+            needs,
+        } = spec;
 
         if fresh_db && f.use_existing_db {
             writeln!(out, "{name:<12} : skipped (--use_existing_db is true)").map_err(io_err)?;
@@ -419,7 +504,9 @@ impl<'f> Runner<'f> {
             self.open(p.sync)?;
         }
 
-        let bulk = fresh_db && method == Method::WriteSeq && threads == 1;
+        // A bulk load (WiredTiger's bulk cursor) bypasses the log, so it is
+        // not used when writes must be synchronous.
+        let bulk = fresh_db && method == Method::WriteSeq && threads == 1 && !p.sync;
         if bulk {
             self.engine()?.set_bulk_load(true);
         }
@@ -430,6 +517,78 @@ impl<'f> Runner<'f> {
             }
         }
         result
+    }
+
+    /// The SQLite4 LSM test (`lsmiter`): on a fresh database, from one
+    /// thread, `--iterations` times: `--iter_ops` inserts of new random
+    /// binary keys, each its own write; `--iter_ops` lookups of keys drawn
+    /// uniformly from those inserted so far; a pause of `--pause_ms` (not
+    /// timed). Prints `lsmiter-insert <i> : <ops/s> ops/sec` and
+    /// `lsmiter-lookup <i> : <ops/s> ops/sec` as each iteration ends, then
+    /// the usual result and `# io` lines.
+    fn lsm_iter(&mut self, name: &str, out: &mut dyn Write) -> Result<(), Error> {
+        let f = self.flags;
+        if f.use_existing_db {
+            writeln!(out, "{name:<12} : skipped (--use_existing_db is true)").map_err(io_err)?;
+            return Ok(());
+        }
+        self.fresh(f.sync)?;
+        self.total_thread_count += 1;
+        let seed = (u64::from(f.seed) + self.total_thread_count) as u32;
+        let mut keys = BlobKeys::new(seed, f.key_size as usize);
+        let mut pick = Random::new(seed);
+        let values = ValueBuffer::incompressible();
+        let mut gen = values.generator();
+        let value_size = f.value_size as usize;
+        let engine = self.engine()?;
+        let mut session = engine.session()?;
+        let mut value = Vec::new();
+        let (mut inserted, mut found, mut bytes) = (0u64, 0u64, 0u64);
+        let mut paused = 0.0;
+
+        let io_before = IoCounters::now();
+        let mut stats = Stats::new(false, f.progress);
+        stats.start();
+        for i in 0..f.iterations {
+            let t0 = Instant::now();
+            for _ in 0..f.iter_ops {
+                let k = keys.key(inserted);
+                let v = gen.generate(value_size);
+                session.put(k, v, f.sync)?;
+                bytes += (k.len() + v.len()) as u64;
+                inserted += 1;
+                stats.finished_single_op();
+            }
+            let insert_s = t0.elapsed().as_secs_f64();
+            let t1 = Instant::now();
+            // `flags::parse` keeps iterations x iter_ops below 2^31.
+            let present = u32::try_from(inserted).unwrap_or(u32::MAX);
+            for _ in 0..f.iter_ops {
+                let j = u64::from(pick.uniform(present));
+                if session.get(keys.key(j), &mut value)? {
+                    found += 1;
+                }
+                stats.finished_single_op();
+            }
+            let lookup_s = t1.elapsed().as_secs_f64();
+            let rate = |secs: f64| f.iter_ops as f64 / secs.max(1e-9);
+            writeln!(out, "lsmiter-insert {i} : {:.1} ops/sec", rate(insert_s)).map_err(io_err)?;
+            writeln!(out, "lsmiter-lookup {i} : {:.1} ops/sec", rate(lookup_s)).map_err(io_err)?;
+            out.flush().map_err(io_err)?;
+            if f.pause_ms > 0 {
+                let p0 = Instant::now();
+                thread::sleep(Duration::from_millis(f.pause_ms));
+                paused += p0.elapsed().as_secs_f64();
+            }
+        }
+        session.finish_writes()?;
+        drop(session);
+        stats.stop();
+        stats.exclude_idle(paused);
+        stats.add_found(found, f.iterations * f.iter_ops);
+        stats.add_bytes(bytes as i64);
+        stats.add_written(bytes);
+        self.finish(name, &mut stats, io_before, out)
     }
 
     /// db_bench's `open` benchmark: reopen the database `n` times.
@@ -444,9 +603,7 @@ impl<'f> Runner<'f> {
             stats.finished_single_op();
         }
         stats.stop();
-        out.write_all(stats.report(name).as_bytes())
-            .map_err(io_err)?;
-        self.print_io(name, io_before, 0, stats.elapsed_seconds(), out)
+        self.finish(name, &mut stats, io_before, out)
     }
 
     fn run_benchmark(
@@ -562,9 +719,6 @@ impl<'f> Runner<'f> {
         let Some(mut stats) = merged else {
             return Ok(());
         };
-        out.write_all(stats.report(name).as_bytes())
-            .map_err(io_err)?;
-        out.flush().map_err(io_err)?;
 
         if series {
             let points = match points {
@@ -590,6 +744,19 @@ impl<'f> Runner<'f> {
                 }
             }
         }
+        self.finish(name, &mut stats, io_before, out)
+    }
+
+    /// Prints a benchmark's result line and its `# io` line.
+    fn finish(
+        &self,
+        name: &str,
+        stats: &mut Stats,
+        io_before: Option<IoCounters>,
+        out: &mut dyn Write,
+    ) -> Result<(), Error> {
+        out.write_all(stats.report(name).as_bytes())
+            .map_err(io_err)?;
         self.print_io(
             name,
             io_before,
@@ -646,17 +813,18 @@ struct ThreadCtx<'a> {
 impl ThreadCtx<'_> {
     fn run(&mut self, method: Method, p: &Params) -> Result<(), Error> {
         match method {
-            Method::WriteSeq => self.write(p, true),
-            Method::WriteRandom => self.write(p, false),
+            Method::WriteSeq => self.write(p, true, false),
+            Method::WriteRandom => self.write(p, false, false),
             Method::ReadSeq => self.read_sequential(p, false),
             Method::ReadReverse => self.read_sequential(p, true),
             Method::ReadRandom => self.read_random(p),
+            Method::GetSeq => self.get_seq(p),
             Method::ReadMissing => self.read_missing(p),
             Method::ReadHot => self.read_hot(p),
             Method::SeekRandom => self.seek_random(p),
             Method::SeekOrdered => self.seek_ordered(p),
-            Method::DeleteSeq => self.delete(p, true),
-            Method::DeleteRandom => self.delete(p, false),
+            Method::DeleteSeq => self.write(p, true, true),
+            Method::DeleteRandom => self.write(p, false, true),
             Method::ReadWhileWriting => self.read_while_writing(p),
             Method::Compact => self.engine.compact(),
             Method::Crc32c => {
@@ -684,40 +852,86 @@ impl ThreadCtx<'_> {
         u64::from(self.rand.uniform(self.flags.num.max(1)))
     }
 
-    fn write(&mut self, p: &Params, seq: bool) -> Result<(), Error> {
-        if p.num != u64::from(self.flags.num) {
+    /// The keys this thread handles: `0..num` for LevelDB's benchmarks
+    /// (every thread writes or reads the whole range), its share of it for
+    /// the split ones.
+    fn range(&self, p: &Params, total: u64) -> std::ops::Range<u64> {
+        if p.split {
+            share(total, self.tid, self.threads)
+        } else {
+            0..total
+        }
+    }
+
+    /// db_bench's `DoWrite` and `DoDelete`: puts (`delete` false) or deletes
+    /// of this thread's keys, in order (`seq`) or at random, one at a time or
+    /// in batches of `p.entries_per_batch`.
+    fn write(&mut self, p: &Params, seq: bool, delete: bool) -> Result<(), Error> {
+        if !delete && p.num != u64::from(self.flags.num) {
             self.stats.add_message(&format!("({} ops)", p.num));
         }
+        let range = self.range(p, p.num);
         let mut gen = self.values.generator();
         let mut key = self.key_buffer();
         let mut batch = Batch::new();
         let mut bytes: u64 = 0;
-        let mut i = 0;
-        while i < p.num {
-            if p.entries_per_batch == 1 {
-                let k = if seq { i } else { self.random_key() };
-                let kb = key.set(k);
-                let v = gen.generate(p.value_size);
-                self.session.put(kb, v, p.sync)?;
-                bytes += (v.len() + kb.len()) as u64;
-                self.stats.finished_single_op();
-            } else {
+        let mut i = range.start;
+        while i < range.end {
+            let single = p.entries_per_batch == 1;
+            if !single {
                 batch.clear();
-                for j in 0..p.entries_per_batch {
-                    let k = if seq { i + j } else { self.random_key() };
-                    let kb = key.set(k);
-                    let v = gen.generate(p.value_size);
-                    batch.put(kb, v);
-                    bytes += (v.len() + kb.len()) as u64;
-                    self.stats.finished_single_op();
+            }
+            for j in 0..p.entries_per_batch {
+                let k = if seq { i + j } else { self.random_key() };
+                let kb = key.set(k);
+                match (single, delete) {
+                    (true, true) => self.session.delete(kb, p.sync)?,
+                    (false, true) => batch.delete(kb),
+                    (true, false) => {
+                        let v = gen.generate(p.value_size);
+                        self.session.put(kb, v, p.sync)?;
+                        bytes += v.len() as u64;
+                    }
+                    (false, false) => {
+                        let v = gen.generate(p.value_size);
+                        batch.put(kb, v);
+                        bytes += v.len() as u64;
+                    }
                 }
+                bytes += kb.len() as u64;
+                self.stats.finished_single_op();
+            }
+            if !single {
                 self.session.write(&batch, p.sync)?;
             }
             i += p.entries_per_batch;
         }
         self.session.finish_writes()?;
-        self.stats.add_bytes(bytes as i64);
+        if !delete {
+            self.stats.add_bytes(bytes as i64);
+        }
         self.stats.add_written(bytes);
+        Ok(())
+    }
+
+    /// One point lookup per key of this thread's share of `0..num`, in key
+    /// order (BangDB's sequential get).
+    fn get_seq(&mut self, p: &Params) -> Result<(), Error> {
+        let range = self.range(p, p.num);
+        let mut key = self.key_buffer();
+        let mut value = Vec::new();
+        let (mut found, mut bytes) = (0u64, 0u64);
+        let looked_up = range.end - range.start;
+        for k in range {
+            let kb = key.set(k);
+            if self.session.get(kb, &mut value)? {
+                found += 1;
+                bytes += (kb.len() + value.len()) as u64;
+            }
+            self.stats.finished_single_op();
+        }
+        self.stats.add_bytes(bytes as i64);
+        self.stats.add_found(found, looked_up);
         Ok(())
     }
 
@@ -748,18 +962,25 @@ impl ThreadCtx<'_> {
     }
 
     fn read_random(&mut self, p: &Params) -> Result<(), Error> {
+        let range = self.range(p, p.reads);
         let mut key = self.key_buffer();
         let mut value = Vec::new();
         let mut found = 0u64;
-        for _ in 0..p.reads {
+        let looked_up = range.end - range.start;
+        for _ in range {
             let k = self.random_key();
             if self.session.get(key.set(k), &mut value)? {
                 found += 1;
             }
             self.stats.finished_single_op();
         }
-        self.stats
-            .add_message(&format!("({found} of {} found)", p.num));
+        if p.split {
+            self.stats.add_found(found, looked_up);
+        } else {
+            // LevelDB's message: this thread's hits out of --num.
+            self.stats
+                .add_message(&format!("({found} of {} found)", p.num));
+        }
         Ok(())
     }
 
@@ -831,36 +1052,6 @@ impl ThreadCtx<'_> {
         Ok(())
     }
 
-    fn delete(&mut self, p: &Params, seq: bool) -> Result<(), Error> {
-        let mut key = self.key_buffer();
-        let mut batch = Batch::new();
-        let mut written = 0u64;
-        let mut i = 0;
-        while i < p.num {
-            if p.entries_per_batch == 1 {
-                let k = if seq { i } else { self.random_key() };
-                let kb = key.set(k);
-                self.session.delete(kb, p.sync)?;
-                written += kb.len() as u64;
-                self.stats.finished_single_op();
-            } else {
-                batch.clear();
-                for j in 0..p.entries_per_batch {
-                    let k = if seq { i + j } else { self.random_key() };
-                    let kb = key.set(k);
-                    batch.delete(kb);
-                    written += kb.len() as u64;
-                    self.stats.finished_single_op();
-                }
-                self.session.write(&batch, p.sync)?;
-            }
-            i += p.entries_per_batch;
-        }
-        self.session.finish_writes()?;
-        self.stats.add_written(written);
-        Ok(())
-    }
-
     fn read_while_writing(&mut self, p: &Params) -> Result<(), Error> {
         if self.tid > 0 {
             return self.read_random(p);
@@ -875,7 +1066,7 @@ impl ThreadCtx<'_> {
             let k = self.random_key();
             let kb = key.set(k);
             let v = gen.generate(p.value_size);
-            self.session.put(kb, v, false)?;
+            self.session.put(kb, v, p.sync)?;
             written += (kb.len() + v.len()) as u64;
         }
         self.stats.start();
@@ -948,6 +1139,26 @@ impl ThreadCtx<'_> {
     }
 }
 
+/// The single line printed (with exit status 0) when `engine` is not in this
+/// build: `skipped: <engine> is not in this build: <reason>`.
+pub fn skipped_line(engine: EngineKind, reason: &str) -> String {
+    format!("skipped: {} is not in this build: {reason}", engine.name())
+}
+
+/// The `Assertions:` header line's value: whether the engine's code keeps
+/// its assertions (a library built without `-DNDEBUG` runs slower).
+pub fn assertions_text(engine: EngineKind) -> String {
+    match (engine, engines::library_assert_sites(engine)) {
+        (EngineKind::Shale, _) if cfg!(debug_assertions) => "on (debug build)".to_string(),
+        (EngineKind::Shale, _) => "off (release build)".to_string(),
+        (_, Some(0)) => "off (the installed library has no assert call sites)".to_string(),
+        (_, Some(n)) => {
+            format!("on (the installed library has {n} assert call sites: built without -DNDEBUG)")
+        }
+        (_, None) => "unknown (objdump was not available when db_bench was built)".to_string(),
+    }
+}
+
 /// Formats a line for a benchmark that was not run (kept for report tools).
 pub fn not_supported_line(name: &str, why: &str) -> String {
     format!("{name:<12} : not supported ({why})")
@@ -964,6 +1175,66 @@ pub fn available_engines() -> Vec<EngineKind> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::benchmarks::BENCHMARKS;
+
+    #[test]
+    fn every_listed_benchmark_is_planned_and_nothing_else() {
+        let f = Flags::default();
+        for (name, _) in BENCHMARKS {
+            assert!(plan(name, &f).is_some(), "{name} is listed but not run");
+        }
+        assert_eq!(plan("", &f), Some(Plan::Nothing));
+        assert_eq!(plan("fillseqsync", &f), None);
+    }
+
+    #[test]
+    fn plans_keep_leveldb_meanings() {
+        let f = crate::flags::parse(["--num=10000", "--threads=4"]).unwrap();
+        let spec = |name| match plan(name, &f) {
+            Some(Plan::Threads(s)) => s,
+            other => panic!("{name}: {other:?}"),
+        };
+        let sync = spec("fillsync");
+        assert_eq!((sync.params.num, sync.params.sync), (10, true));
+        assert!(sync.fresh_db);
+        assert_eq!(spec("fillbatch").params.entries_per_batch, 1000);
+        assert_eq!(spec("fillbatch").method, Method::WriteSeq);
+        assert_eq!(spec("fillrandbatch").method, Method::WriteRandom);
+        assert_eq!(spec("fill100K").params.value_size, 100_000);
+        assert!(!spec("fillseq").params.sync);
+        assert!(!spec("fillseq").params.split);
+        assert_eq!(spec("readwhilewriting").threads, 5);
+        assert!(spec("putseq").params.split && spec("putseq").fresh_db);
+        assert!(spec("getrandom").params.split && !spec("getrandom").fresh_db);
+        assert_eq!(spec("getseq").method, Method::GetSeq);
+        let synced = crate::flags::parse(["--sync=1"]).unwrap();
+        match plan("fillrandom", &synced) {
+            Some(Plan::Threads(s)) => assert!(s.params.sync),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn shares_cover_the_range_once() {
+        for (total, threads) in [(10u64, 4usize), (3, 4), (1_000_000, 3), (0, 2), (7, 1)] {
+            let mut next = 0;
+            for tid in 0..threads {
+                let r = share(total, tid, threads);
+                assert_eq!(r.start, next, "{total}/{threads}");
+                next = r.end;
+            }
+            assert_eq!(next, total);
+        }
+        assert_eq!(share(10, 1, 4), 2..5);
+    }
+
+    #[test]
+    fn skipped_line_format() {
+        assert_eq!(
+            skipped_line(EngineKind::Lmdb, "header <lmdb.h> not found"),
+            "skipped: lmdb is not in this build: header <lmdb.h> not found"
+        );
+    }
 
     #[test]
     fn destroy_refuses_foreign_directories() {

@@ -128,6 +128,7 @@ pub struct Stats {
     last_op_finish: f64,
     hist: Histogram,
     message: String,
+    found: Option<(u64, u64)>,
     histogram: bool,
     progress: bool,
     tracker: Option<OpTracker>,
@@ -148,6 +149,7 @@ impl Stats {
             last_op_finish: 0.0,
             hist: Histogram::new(),
             message: String::new(),
+            found: None,
             histogram,
             progress,
             tracker: None,
@@ -170,6 +172,7 @@ impl Stats {
         self.written_bytes = 0;
         self.seconds = 0.0;
         self.message.clear();
+        self.found = None;
         let now = now_micros();
         self.start = now;
         self.finish = now;
@@ -185,8 +188,14 @@ impl Stats {
         self.seconds = (self.finish - self.start) * 1e-6;
     }
 
-    /// Adds `other`'s operations, bytes and latencies; keeps the earliest
-    /// start, the latest finish, and the first non-empty message.
+    /// Takes `idle` seconds (deliberate sleeps) out of the timed seconds.
+    /// Call after [`Stats::stop`].
+    pub fn exclude_idle(&mut self, idle: f64) {
+        self.seconds = (self.seconds - idle).max(0.0);
+    }
+
+    /// Adds `other`'s operations, bytes, lookups and latencies; keeps the
+    /// earliest start, the latest finish, and the first non-empty message.
     pub fn merge(&mut self, other: &Stats) {
         self.hist.merge(&other.hist);
         self.done += other.done;
@@ -202,6 +211,16 @@ impl Stats {
         if self.message.is_empty() {
             self.message = other.message.clone();
         }
+        if let Some((f, n)) = other.found {
+            self.add_found(f, n);
+        }
+    }
+
+    /// Counts `found` hits of `looked_up` lookups; the report line ends with
+    /// `(F of N found)` summed over the merged threads.
+    pub fn add_found(&mut self, found: u64, looked_up: u64) {
+        let (f, n) = self.found.unwrap_or((0, 0));
+        self.found = Some((f + found, n + looked_up));
     }
 
     /// Appends to the message printed after the rate.
@@ -301,12 +320,11 @@ impl Stats {
         } else {
             None
         };
-        let mut out = format_line(
-            name,
-            self.seconds * 1e6 / self.done as f64,
-            rate,
-            &self.message,
-        );
+        let mut message = self.message.clone();
+        if let Some((f, n)) = self.found {
+            append_with_space(&mut message, &format!("({f} of {n} found)"));
+        }
+        let mut out = format_line(name, self.seconds * 1e6 / self.done as f64, rate, &message);
         out.push('\n');
         if self.histogram {
             out.push_str("Microseconds per op:\n");
@@ -370,5 +388,27 @@ mod tests {
         a.merge(&b);
         assert_eq!(a.done(), 4);
         assert!(a.report("t").contains("(x)"));
+    }
+
+    #[test]
+    fn found_counts_add_up_over_threads() {
+        let mut a = Stats::new(false, false);
+        let mut b = Stats::new(false, false);
+        a.add_found(3, 5);
+        b.add_found(5, 5);
+        a.merge(&b);
+        assert!(a.report("getseq").ends_with("micros/op; (8 of 10 found)\n"));
+    }
+
+    #[test]
+    fn idle_time_is_not_timed() {
+        let mut a = Stats::new(false, false);
+        a.finished_single_op();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        a.stop();
+        a.exclude_idle(1.0);
+        assert!(a
+            .report("lsmiter")
+            .starts_with("lsmiter      :       0.000 micros/op;"));
     }
 }

@@ -39,6 +39,8 @@ fn defaults_are_db_bench_defaults() {
     assert_eq!(f.key_size, 16);
     assert_eq!(f.seed, 1000);
     assert_eq!(f.db_path(), PathBuf::from("/tmp/dbbench-shale"));
+    assert!(!f.sync);
+    assert_eq!((f.iterations, f.iter_ops, f.pause_ms), (200, 50_000, 0));
 }
 
 #[test]
@@ -74,6 +76,10 @@ fn every_flag_is_accepted() {
         "--wt_log=0",
         "--kyoto_zcomp=def",
         "--lmdb_map_size=1073741824",
+        "--sync=1",
+        "--iterations=20",
+        "--iter_ops=5000",
+        "--pause_ms=250",
     ]);
     assert_eq!(f.benchmarks, ["fillseq", "readrandom"]);
     assert_eq!(
@@ -102,6 +108,8 @@ fn every_flag_is_accepted() {
     assert!(!f.progress && !f.wt_log);
     assert_eq!(f.kyoto_zcomp, "def");
     assert_eq!(f.lmdb_map_size, 1 << 30);
+    assert!(f.sync);
+    assert_eq!((f.iterations, f.iter_ops, f.pause_ms), (20, 5000, 250));
 }
 
 #[test]
@@ -155,6 +163,9 @@ fn bad_values_are_errors() {
         "--kyoto_zcomp=brotli",
         "--stats_interval_seconds=-1",
         "--lmdb_map_size=5",
+        "--iterations=0",
+        "--iter_ops=-3",
+        "--sync=2",
     ] {
         let msg = invalid(&[bad]);
         assert!(msg.contains(bad), "{bad}: {msg}");
@@ -162,9 +173,31 @@ fn bad_values_are_errors() {
 }
 
 #[test]
+fn unknown_benchmarks_are_errors_before_anything_runs() {
+    let msg = invalid(&["--benchmarks=fillseq,fillseqsync,readrandom"]);
+    assert!(msg.contains("unknown benchmark 'fillseqsync'"), "{msg}");
+    assert!(
+        msg.contains("fillsync"),
+        "the message lists the known names: {msg}"
+    );
+    // Empty names are skipped, as in db_bench.
+    assert_eq!(ok(&["--benchmarks=fillseq,,readseq"]).benchmarks.len(), 3);
+    // Every added benchmark is accepted.
+    let f = ok(&["--benchmarks=fillrandbatch,putseq,putrandom,getseq,getrandom,lsmiter"]);
+    assert_eq!(f.benchmarks.len(), 6);
+    let msg = invalid(&["--iterations=100000", "--iter_ops=100000"]);
+    assert!(msg.contains("inserts"), "{msg}");
+}
+
+#[test]
 fn the_binary_exits_with_code_2_on_bad_flags() {
     let bin = env!("CARGO_BIN_EXE_db_bench");
-    for args in [&["--bogus=1"][..], &["--num=abc"], &["--histogram"]] {
+    for args in [
+        &["--bogus=1"][..],
+        &["--num=abc"],
+        &["--histogram"],
+        &["--benchmarks=fillseq,nosuchbench"],
+    ] {
         let out = Command::new(bin).args(args).output().expect("run db_bench");
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         let stderr = String::from_utf8_lossy(&out.stderr);
@@ -175,5 +208,10 @@ fn the_binary_exits_with_code_2_on_bad_flags() {
         .output()
         .expect("run db_bench");
     assert_eq!(out.status.code(), Some(0));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("--benchmarks="));
+    let help = String::from_utf8_lossy(&out.stdout);
+    assert!(help.contains("--benchmarks="));
+    assert!(
+        help.contains("\n  lsmiter "),
+        "--help lists the benchmarks: {help}"
+    );
 }

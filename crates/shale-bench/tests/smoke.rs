@@ -87,7 +87,21 @@ fn run(args: &[String]) -> Output {
         .expect("run db_bench")
 }
 
-const HEADER_PREFIXES: [&str; 13] = [
+/// Runs db_bench, asserts that it succeeded, and returns its stdout.
+fn run_ok(args: &[String]) -> String {
+    let out = run(args);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{args:?}\nstdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+const HEADER_PREFIXES: [&str; 14] = [
+    "Assertions: ",
     "Engine:     ",
     "Date:       ",
     "CPU:        ",
@@ -144,6 +158,14 @@ fn check_lines(stdout: &str) -> Vec<(String, String)> {
             results.push((name.trim().to_string(), "not supported".to_string()));
             continue;
         }
+        if line.starts_with("lsmiter-") {
+            let (_, rate) = line.split_once(" : ").unwrap_or_else(|| panic!("{line}"));
+            let rate = rate
+                .strip_suffix(" ops/sec")
+                .unwrap_or_else(|| panic!("{line}"));
+            assert!(rate.parse::<f64>().is_ok_and(|r| r > 0.0), "{line}");
+            continue;
+        }
         let parsed = parse_line(line).unwrap_or_else(|| panic!("unparsable output line: {line:?}"));
         assert!(parsed.micros_per_op >= 0.0, "{line}");
         results.push((parsed.name, parsed.message));
@@ -171,9 +193,10 @@ fn smoke(kind: EngineKind) {
         );
         assert_eq!(out.status.code(), Some(0), "{stderr}");
         assert!(
-            stdout.starts_with(&format!("{}: skipped (", kind.name())),
+            stdout.starts_with(&format!("skipped: {} is not in this build: ", kind.name())),
             "{stdout}"
         );
+        assert_eq!(stdout.lines().count(), 1, "{stdout}");
         return;
     }
     assert_eq!(
@@ -205,6 +228,61 @@ fn smoke(kind: EngineKind) {
         "{stdout}"
     );
     assert!(Path::new(&db).join(".shale-bench-db").exists());
+    split_benchmarks_and_lsmiter(kind);
+}
+
+/// The benchmarks added for the report's studies: BangDB-style put/get with
+/// the work split over three threads, and SQLite4's `lsmiter`.
+fn split_benchmarks_and_lsmiter(kind: EngineKind) {
+    const T: u32 = 3;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let stdout = run_ok(&[
+        format!("--engine={}", kind.name()),
+        format!("--num={N}"),
+        format!("--threads={T}"),
+        "--benchmarks=putseq,getseq,putrandom,getrandom,lsmiter".to_string(),
+        "--key_size=12".to_string(),
+        "--iterations=3".to_string(),
+        "--iter_ops=200".to_string(),
+        "--pause_ms=1".to_string(),
+        format!("--db={}", dir.path().join("db").display()),
+        "--progress=0".to_string(),
+    ]);
+    let results = check_lines(&stdout);
+    let names: Vec<&str> = results.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(
+        names,
+        ["putseq", "getseq", "putrandom", "getrandom", "lsmiter"]
+    );
+    // Thread t of each benchmark draws its share of N from Random(seed + t);
+    // seeds count threads over the run (putseq 1001.., getseq 1004.., ...).
+    let share = |t: u32| (N * (t + 1) / T - N * t / T) as usize;
+    let mut keys = BTreeSet::new();
+    for t in 0..T {
+        let mut r = Random::new(1007 + t);
+        keys.extend((0..share(t)).map(|_| r.uniform(N)));
+    }
+    let mut hits = 0;
+    for t in 0..T {
+        let mut r = Random::new(1010 + t);
+        hits += (0..share(t))
+            .filter(|_| keys.contains(&r.uniform(N)))
+            .count();
+    }
+    assert_eq!(results[1].1, format!("({N} of {N} found)"), "{stdout}");
+    assert_eq!(results[3].1, format!("({hits} of {N} found)"), "{stdout}");
+    assert_eq!(
+        results[4].1, "(600 of 600 found)",
+        "every lookup hits: {stdout}"
+    );
+    for phase in ["insert", "lookup"] {
+        let iters: Vec<&str> = stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix(&format!("lsmiter-{phase} ")))
+            .map(|l| l.split(' ').next().unwrap_or_default())
+            .collect();
+        assert_eq!(iters, ["0", "1", "2"], "{stdout}");
+    }
 }
 
 #[test]
@@ -258,7 +336,7 @@ fn histogram_timeseries_and_threads() {
     };
     let dir = tempfile::tempdir().expect("tempdir");
     let csv = dir.path().join("ts.csv");
-    let out = run(&[
+    let stdout = run_ok(&[
         format!("--engine={}", kind.name()),
         format!("--num={N}"),
         "--threads=2".to_string(),
@@ -269,13 +347,6 @@ fn histogram_timeseries_and_threads() {
         format!("--db={}", dir.path().join("db").display()),
         "--progress=0".to_string(),
     ]);
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(
-        out.status.code(),
-        Some(0),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     // Two threads each read N keys; the message keeps one thread's count.
     assert!(stdout.contains("(2000 of 2000 found)"), "{stdout}");
     assert_eq!(

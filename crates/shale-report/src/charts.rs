@@ -1,6 +1,6 @@
 //! Charts drawn with `plotters`: horizontal bar charts in the manner of the
-//! LevelDB report (a heading per workload, one bar per engine, min–max
-//! whiskers) and line charts of ops/s over time or per iteration. Each chart
+//! LevelDB report (a heading per workload, one bar per engine scaled to the
+//! workload's fastest, min–max whiskers) and line charts of ops/s over time or per iteration. Each chart
 //! is drawn twice from the same code: as SVG text and as a PNG file.
 //!
 //! Fonts: plotters' `ab_glyph` backend draws text from a TrueType/OpenType
@@ -209,24 +209,16 @@ pub fn si(v: f64) -> String {
     s + unit
 }
 
-/// A "nice" tick step (1, 2 or 5 times a power of ten) for about `n` ticks.
-pub fn nice_step(max: f64, n: u32) -> f64 {
-    if !(max.is_finite() && max > 0.0) || n == 0 {
-        return 1.0;
-    }
-    let raw = max / f64::from(n);
-    let p = 10f64.powf(raw.log10().floor());
-    let m = raw / p;
-    let k = if m <= 1.0 {
-        1.0
-    } else if m <= 2.0 {
-        2.0
-    } else if m <= 5.0 {
-        5.0
+/// An x-axis tick label with as many decimals as an axis reaching `x_max`
+/// needs to tell its ticks apart (seconds of a short run, iteration numbers).
+pub fn x_tick(v: f64, x_max: f64) -> String {
+    if x_max >= 20.0 {
+        si(v)
     } else {
-        10.0
-    };
-    k * p
+        let decimals = if x_max >= 2.0 { 1 } else { 2 };
+        let s = format!("{v:.decimals$}");
+        s.trim_end_matches('0').trim_end_matches('.').to_string()
+    }
 }
 
 const BAR_ROW: i32 = 22;
@@ -262,39 +254,15 @@ fn draw_bars<DB: DrawingBackend>(
     root.draw(&Text::new(title.to_string(), (12, 14), title_style))
         .map_err(e2s)?;
 
-    let max = groups
-        .iter()
-        .flat_map(|g| g.bars.iter())
-        .filter_map(|b| b.value.as_ref().ok())
-        .map(|s| s.max.max(s.center))
-        .fold(0.0f64, f64::max);
-    let step = nice_step(max, 5);
-    let scale_max = if max > 0.0 {
-        (max / step).ceil() * step
-    } else {
-        1.0
-    };
-    let x_of = |v: f64| left + ((v / scale_max).clamp(0.0, 1.0) * f64::from(right - left)) as i32;
-
-    // Grid and axis labels.
-    let grid = RGBColor(220, 220, 220);
+    // Each workload is scaled to its own fastest engine, as on the LevelDB
+    // benchmark page: reads run at millions of ops/s and synchronous writes
+    // at hundreds, and one shared axis would flatten every write bar.
     let small = TextStyle::from((FAMILY, 12).into_font()).color(&RGBColor(80, 80, 80));
-    let mut t = 0.0;
-    while t <= scale_max * 1.000_001 {
-        let x = x_of(t);
-        root.draw(&PathElement::new(vec![(x, top - 4), (x, bottom)], grid))
-            .map_err(e2s)?;
-        root.draw(&Text::new(
-            si(t),
-            (x, bottom + 6),
-            small.pos(Pos::new(HPos::Center, VPos::Top)),
-        ))
-        .map_err(e2s)?;
-        t += step;
-    }
     root.draw(&Text::new(
-        "operations per second (bar: median or trimmed mean; whisker: min–max)".to_string(),
-        ((left + right) / 2, bottom + 24),
+        "operations per second; each workload scaled to its fastest engine \
+         (bar: median or trimmed mean; whisker: min–max)"
+            .to_string(),
+        ((left + right) / 2, bottom + 12),
         small.pos(Pos::new(HPos::Center, VPos::Top)),
     ))
     .map_err(e2s)?;
@@ -310,6 +278,7 @@ fn draw_bars<DB: DrawingBackend>(
         ))
         .map_err(e2s)?;
         y += HEAD_ROW;
+        let x_of = group_scale(g, left, right);
         for b in &g.bars {
             let mid = y + BAR_ROW / 2;
             root.draw(&Text::new(
@@ -367,6 +336,20 @@ fn draw_bars<DB: DrawingBackend>(
     Ok(())
 }
 
+/// The x position of a value in group `g`, whose largest figure (a
+/// whisker's end included) spans the plot from `left` to `right`.
+fn group_scale(g: &BarGroup, left: i32, right: i32) -> impl Fn(f64) -> i32 {
+    let max = g
+        .bars
+        .iter()
+        .filter_map(|b| b.value.as_ref().ok())
+        .map(|s| s.max.max(s.center))
+        .filter(|v| v.is_finite())
+        .fold(0.0f64, f64::max);
+    let scale = if max > 0.0 { max } else { 1.0 };
+    move |v: f64| left + ((v / scale).clamp(0.0, 1.0) * f64::from(right - left)) as i32
+}
+
 /// Pixel size of a line chart.
 pub const LINE_SIZE: (u32, u32) = (960, 520);
 
@@ -404,7 +387,7 @@ fn draw_lines<DB: DrawingBackend>(
         .x_desc(x_label)
         .y_desc("ops/s")
         .y_label_formatter(&|v| si(*v))
-        .x_label_formatter(&|v| si(*v))
+        .x_label_formatter(&|v| x_tick(*v, x_max))
         .label_style((FAMILY, 12))
         .axis_desc_style((FAMILY, 13))
         .light_line_style(RGBColor(235, 235, 235))
@@ -507,10 +490,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ticks_and_labels() {
-        assert_eq!(nice_step(1000.0, 5), 200.0);
-        assert_eq!(nice_step(4_030_000.0, 5), 1_000_000.0);
-        assert_eq!(nice_step(0.0, 5), 1.0);
+    fn axis_labels() {
         assert_eq!(si(1_500_000.0), "1.5M");
         assert_eq!(si(1_000_000.0), "1M");
         assert_eq!(si(129_000.0), "129k");
@@ -519,5 +499,10 @@ mod tests {
         assert_eq!(si(88.0), "88");
         assert_eq!(si(7.25), "7.2");
         assert_eq!(si(0.0), "0");
+        assert_eq!(x_tick(0.05, 0.49), "0.05");
+        assert_eq!(x_tick(0.1, 0.49), "0.1");
+        assert_eq!(x_tick(2.5, 19.0), "2.5");
+        assert_eq!(x_tick(4.0, 19.0), "4");
+        assert_eq!(x_tick(150.0, 300.0), "150");
     }
 }

@@ -8,7 +8,7 @@
 
 use crate::engines::{Capability, ENGINES};
 use crate::markdown::{cell_text, commands_text, fmt_ratio, na_text, note_for, resources_text};
-use crate::report::{ChartOut, Meta, StudyPage};
+use crate::report::{assertions_note, ChartOut, Meta, StudyPage};
 use crate::runner::hms;
 use crate::tables::Cell;
 use crate::tables::Table;
@@ -152,13 +152,17 @@ pub fn render_index(meta: &Meta, pages: &[StudyPage]) -> String {
         "Chart font",
         format!("<code>{}</code>", esc(&meta.font.display().to_string())),
     ));
-    s.push_str("</ul>\n<table><tr><th>engine</th><th>version (db_bench header)</th><th>Debian package</th><th>status</th></tr>\n");
+    if let Some(note) = assertions_note(&meta.versions) {
+        s.push_str(&item("Assertions", esc(&note)));
+    }
+    s.push_str("</ul>\n<table><tr><th>engine</th><th>version (db_bench header)</th><th>Debian package</th><th>assertions</th><th>status</th></tr>\n");
     for v in &meta.versions {
         s.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
             esc(v.engine),
             esc(v.reported.as_deref().unwrap_or("—")),
             esc(&v.debian),
+            esc(v.assertions.as_deref().unwrap_or("—")),
             esc(&v.status)
         ));
     }
@@ -168,7 +172,7 @@ pub fn render_index(meta: &Meta, pages: &[StudyPage]) -> String {
     for c in Capability::ALL {
         s.push_str(&format!("<th>{}</th>", esc(c.heading())));
     }
-    s.push_str("</tr>\n");
+    s.push_str("<th>notes</th></tr>\n");
     for e in &ENGINES {
         s.push_str(&format!(
             "<tr><td>{}</td><td>{}</td>",
@@ -184,7 +188,7 @@ pub fn render_index(meta: &Meta, pages: &[StudyPage]) -> String {
                     .unwrap_or("yes".into()))
             ));
         }
-        s.push_str("</tr>\n");
+        s.push_str(&format!("<td>{}</td></tr>\n", esc(e.note)));
     }
     s.push_str("</table>\n<p>Studies:</p><ul>\n");
     for p in pages {

@@ -88,6 +88,7 @@ pub fn run(opts: &Options, command: &str, log: &mut dyn Write) -> Result<(), Str
     let machine = machine::probe(&db_root);
     let size = Size {
         quick: opts.quick,
+        scale: opts.scale,
         free_bytes: machine.free_bytes,
     };
     if opts.dry_run {

@@ -1,12 +1,15 @@
 //! Parsing of `db_bench` output: result lines in LevelDB's db_bench format,
-//! the `Engine:` header, the `skipped:` line, the `# io` and `# peak_rss_kb`
-//! lines, the `lsmiter-*` per-iteration lines, and the `--timeseries` CSV.
+//! `<name> : not supported (<why>)` lines, the `Engine:` and `Assertions:`
+//! headers, the `skipped:` line, the `# io` lines, the `lsmiter-*`
+//! per-iteration lines, and the `--timeseries` CSV.
 //!
 //! Invariants: every line that claims to be one of the machine-read kinds (it
-//! contains `micros/op`, or starts with `# io `, `# peak_rss_kb`, `lsmiter-` or
-//! `skipped:`) either parses completely or yields a [`ParseError`] naming the
-//! line; other lines (headers, warnings, histograms) are kept or ignored, never
-//! guessed at. Numbers must be finite and non-negative.
+//! contains `micros/op` or ` : not supported (`, or starts with `# io `,
+//! `lsmiter-` or `skipped:`) either parses completely or yields a
+//! [`ParseError`] naming the line; other lines (headers, warnings,
+//! histograms) are kept or ignored, never guessed at. Numbers must be finite
+//! and non-negative; a counter db_bench could not read is printed `na` and
+//! read as `None`.
 
 use std::fmt;
 
@@ -60,27 +63,41 @@ impl BenchLine {
     }
 }
 
-/// Counters from a `# io <bench> write_bytes=.. user_bytes=.. db_size=..` line.
+/// Counters from a `# io <bench> key=value ...` line (db_bench prints one
+/// after every benchmark; keys the report does not use are skipped).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IoCounters {
     /// Benchmark the counters belong to.
     pub bench: String,
-    /// Bytes the device was asked to write during the benchmark.
-    pub write_bytes: u64,
+    /// Bytes the process caused to be written to the device during the
+    /// benchmark (`write_bytes` of /proc/self/io), when known.
+    pub write_bytes: Option<u64>,
+    /// Of those, bytes that never reached the device because their file was
+    /// deleted or truncated first (`cancelled_write_bytes`), when known.
+    pub cancelled_write_bytes: Option<u64>,
     /// Key and value bytes the benchmark wrote.
     pub user_bytes: u64,
     /// Size of the database directory after the benchmark.
     pub db_size: u64,
+    /// Peak resident set of the process so far, KiB, when known.
+    pub max_rss_kb: Option<u64>,
 }
 
 impl IoCounters {
-    /// Write amplification: device bytes written per user byte, or `None`
-    /// when the benchmark wrote no user data (reads).
+    /// Bytes that reached (or will reach) the device: written minus
+    /// cancelled.
+    pub fn device_bytes(&self) -> Option<u64> {
+        self.write_bytes
+            .map(|w| w.saturating_sub(self.cancelled_write_bytes.unwrap_or(0)))
+    }
+
+    /// Write amplification: device bytes per user byte written, or `None`
+    /// when the benchmark wrote no user data (reads) or the device counters
+    /// are unknown.
     pub fn write_amplification(&self) -> Option<f64> {
-        if self.user_bytes == 0 {
-            None
-        } else {
-            Some(self.write_bytes as f64 / self.user_bytes as f64)
+        match (self.device_bytes(), self.user_bytes) {
+            (_, 0) | (None, _) => None,
+            (Some(d), u) => Some(d as f64 / u as f64),
         }
     }
 }
@@ -130,8 +147,11 @@ pub struct BenchOutput {
     pub io: Vec<IoCounters>,
     /// `lsmiter-*` lines, in output order.
     pub iterations: Vec<IterLine>,
-    /// From `# peak_rss_kb=<n>`.
-    pub peak_rss_kb: Option<u64>,
+    /// `(benchmark, reason)` from `<name> : not supported (<reason>)` lines.
+    pub unsupported: Vec<(String, String)>,
+    /// The `Assertions:` header: whether the engine's code keeps its
+    /// assertions (`on (...)`, `off (...)` or `unknown (...)`).
+    pub assertions: Option<String>,
 }
 
 impl BenchOutput {
@@ -145,6 +165,21 @@ impl BenchOutput {
     /// The last `# io` line for `name`.
     pub fn last_io(&self, name: &str) -> Option<&IoCounters> {
         self.io.iter().rev().find(|r| r.bench == name)
+    }
+
+    /// Why benchmark `name` was not run, if db_bench said it is not supported.
+    pub fn unsupported_reason(&self, name: &str) -> Option<&str> {
+        self.unsupported
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, why)| why.as_str())
+    }
+
+    /// Peak resident set of the whole process, KiB: the largest `max_rss_kb`
+    /// of its `# io` lines.
+    pub fn peak_rss_kb(&self) -> Option<u64> {
+        self.io.iter().filter_map(|i| i.max_rss_kb).max()
     }
 
     /// Per-iteration ops/s for one phase, in output order.
@@ -193,17 +228,24 @@ pub fn parse_output(text: &str) -> Result<BenchOutput, ParseError> {
                 .push(parse_io_line(trimmed).map_err(|r| err(line_no, line, r))?);
             continue;
         }
-        if let Some(rest) = trimmed.strip_prefix("# peak_rss_kb") {
-            let v = rest
-                .strip_prefix('=')
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .ok_or_else(|| err(line_no, line, "expected `# peak_rss_kb=<integer>`"))?;
-            out.peak_rss_kb = Some(v);
-            continue;
-        }
         if trimmed.starts_with("lsmiter-") {
             out.iterations
                 .push(parse_iter_line(trimmed).map_err(|r| err(line_no, line, r))?);
+            continue;
+        }
+        if let Some((name, rest)) = trimmed.split_once(" : not supported (") {
+            let why = rest
+                .strip_suffix(')')
+                .ok_or_else(|| err(line_no, line, "`not supported (` without a closing `)`"))?;
+            let name = name.trim();
+            if name.is_empty() || name.contains(char::is_whitespace) {
+                return Err(err(
+                    line_no,
+                    line,
+                    "`not supported` line without a benchmark name",
+                ));
+            }
+            out.unsupported.push((name.to_string(), why.to_string()));
             continue;
         }
         if trimmed.contains("micros/op") {
@@ -214,13 +256,22 @@ pub fn parse_output(text: &str) -> Result<BenchOutput, ParseError> {
         if let Some(rest) = trimmed.strip_prefix("Engine:") {
             let rest = rest.trim();
             let (name, version) = match rest.split_once(char::is_whitespace) {
-                Some((n, v)) => (n.to_string(), v.trim().to_string()),
+                Some((n, v)) => {
+                    // db_bench prints `Engine: <name> version <version>`.
+                    let v = v.trim();
+                    let v = v.strip_prefix("version ").unwrap_or(v).trim();
+                    (n.to_string(), v.to_string())
+                }
                 None => (rest.to_string(), String::new()),
             };
             if name.is_empty() {
                 return Err(err(line_no, line, "`Engine:` header without a name"));
             }
             out.engine = Some((name, version));
+            continue;
+        }
+        if let Some(rest) = trimmed.strip_prefix("Assertions:") {
+            out.assertions = Some(rest.trim().to_string());
             continue;
         }
         if out.results.is_empty() {
@@ -301,35 +352,49 @@ pub fn parse_bench_line(line: &str) -> Result<BenchLine, String> {
     })
 }
 
-/// Parses `# io <bench> write_bytes=<n> user_bytes=<n> db_size=<n>`.
+/// Parses `# io <bench> key=value ...`: `user_bytes` and `db_size` must be
+/// byte counts; `write_bytes`, `cancelled_write_bytes` and `max_rss_kb` are
+/// byte counts or `na`; other keys (engine, read counters, elapsed time) are
+/// skipped whatever their value.
 pub fn parse_io_line(line: &str) -> Result<IoCounters, String> {
     let rest = line
         .strip_prefix("# io ")
         .ok_or("expected `# io <bench> write_bytes=.. user_bytes=.. db_size=..`")?;
     let mut words = rest.split_whitespace();
     let bench = words.next().ok_or("`# io` line without a benchmark name")?;
-    let (mut w, mut u, mut d) = (None, None, None);
+    let (mut w, mut c, mut u, mut d, mut rss) = (None, None, None, None, None);
     for word in words {
         let (k, v) = word
             .split_once('=')
             .ok_or_else(|| format!("`{word}` is not key=value"))?;
-        let v: u64 = v
-            .parse()
-            .map_err(|_| format!("`{v}` is not a byte count for {k}"))?;
-        let slot = match k {
-            "write_bytes" => &mut w,
-            "user_bytes" => &mut u,
-            "db_size" => &mut d,
-            _ => continue, // later additions are tolerated
+        let count = || -> Result<u64, String> {
+            v.parse()
+                .map_err(|_| format!("`{v}` is not a byte count for {k}"))
         };
-        *slot = Some(v);
+        let maybe = || -> Result<Option<u64>, String> {
+            if v == "na" {
+                Ok(None)
+            } else {
+                count().map(Some)
+            }
+        };
+        match k {
+            "write_bytes" => w = Some(maybe()?),
+            "cancelled_write_bytes" => c = Some(maybe()?),
+            "max_rss_kb" => rss = Some(maybe()?),
+            "user_bytes" => u = Some(count()?),
+            "db_size" => d = Some(count()?),
+            _ => {} // other counters are not used by the report
+        }
     }
     match (w, u, d) {
         (Some(write_bytes), Some(user_bytes), Some(db_size)) => Ok(IoCounters {
             bench: bench.to_string(),
             write_bytes,
+            cancelled_write_bytes: c.flatten(),
             user_bytes,
             db_size,
+            max_rss_kb: rss.flatten(),
         }),
         _ => Err("`# io` line lacks one of write_bytes, user_bytes, db_size".into()),
     }
@@ -369,6 +434,9 @@ pub fn parse_iter_line(line: &str) -> Result<IterLine, String> {
 /// One row of the `--timeseries` CSV.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Sample {
+    /// Position of the benchmark in `--benchmarks` (0-based), which tells
+    /// apart two runs of the same benchmark in one process.
+    pub index: usize,
     /// Benchmark the sample belongs to.
     pub bench: String,
     /// Seconds since that benchmark started.
@@ -379,8 +447,8 @@ pub struct Sample {
     pub interval_ops_per_sec: f64,
 }
 
-/// The expected first line of the timeseries CSV.
-pub const TIMESERIES_HEADER: &str = "bench,elapsed_s,ops_done,interval_ops_per_sec";
+/// The expected first line of the timeseries CSV (as db_bench writes it).
+pub const TIMESERIES_HEADER: &str = "engine,index,benchmark,elapsed_s,ops,interval_ops_per_sec";
 
 /// Parses a `--timeseries` CSV file's contents.
 pub fn parse_timeseries(text: &str) -> Result<Vec<Sample>, ParseError> {
@@ -404,20 +472,25 @@ pub fn parse_timeseries(text: &str) -> Result<Vec<Sample>, ParseError> {
             continue;
         }
         let fields: Vec<&str> = line.split(',').collect();
-        let [bench, elapsed, ops, rate] = fields.as_slice() else {
-            return Err(err(line_no, line, "expected 4 comma-separated fields"));
+        let [_engine, index, bench, elapsed, ops, rate] = fields.as_slice() else {
+            return Err(err(line_no, line, "expected 6 comma-separated fields"));
         };
+        let index = index
+            .trim()
+            .parse::<usize>()
+            .map_err(|_| err(line_no, line, "bad index"))?;
         let elapsed_s = parse_f64(elapsed).ok_or_else(|| err(line_no, line, "bad elapsed_s"))?;
         let ops_done = ops
             .trim()
             .parse::<u64>()
-            .map_err(|_| err(line_no, line, "bad ops_done"))?;
+            .map_err(|_| err(line_no, line, "bad ops"))?;
         let interval_ops_per_sec =
             parse_f64(rate).ok_or_else(|| err(line_no, line, "bad interval_ops_per_sec"))?;
         if bench.trim().is_empty() {
-            return Err(err(line_no, line, "empty bench name"));
+            return Err(err(line_no, line, "empty benchmark name"));
         }
         rows.push(Sample {
+            index,
             bench: bench.trim().to_string(),
             elapsed_s,
             ops_done,
@@ -430,38 +503,59 @@ pub fn parse_timeseries(text: &str) -> Result<Vec<Sample>, ParseError> {
     Ok(rows)
 }
 
+/// The samples of the last run of `bench` in a process's series.
+pub fn last_run_of<'a>(samples: &'a [Sample], bench: &str) -> Vec<&'a Sample> {
+    let last = samples
+        .iter()
+        .filter(|s| s.bench == bench)
+        .map(|s| s.index)
+        .max();
+    samples
+        .iter()
+        .filter(|s| s.bench == bench && Some(s.index) == last)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const LEVELDB_LIKE: &str = "\
-Engine: leveldb 1.23
-Date:       Thu Jun  2 15:19:04 2022
-CPU:        8 * Intel(R) Core(TM) i5-8250U CPU @ 1.60GHz
+    /// Output in the form the project's db_bench prints it.
+    const DB_BENCH: &str = "\
+Engine:     leveldb version 1.23
+Date:       2026-01-02 15:19:04 UTC
+CPU:        2 * AMD EPYC
 Keys:       16 bytes each
 Values:     100 bytes each (50 bytes after compression)
 Entries:    1000000
-WARNING: Assertions are enabled; benchmarks unnecessarily slow
+WARNING: the installed leveldb library was built with assertions enabled (251 assert call sites): its figures are pessimistic
+Assertions: on (the installed library has 251 assert call sites: built without -DNDEBUG)
+Setting:    leveldb.compression = snappy
 ------------------------------------------------
 fillseq      :       1.765 micros/op;   62.7 MB/s
-# io fillseq write_bytes=123456789 user_bytes=116000000 db_size=60000000
+# io fillseq engine=leveldb write_bytes=123456789 cancelled_write_bytes=456789 read_bytes=0 wchar=1 rchar=2 user_bytes=116000000 db_size=60000000 db_alloc=60010000 max_rss_kb=40000 elapsed_s=1.765
 fillsync     :    1378.532 micros/op;    0.1 MB/s (1000 ops)
+fillbatch    : not supported (Kyoto TreeDB has no write batches)
 readrandom   :       4.170 micros/op; (632141 of 1000000 found)
-# io readrandom write_bytes=0 user_bytes=0 db_size=60000000
+# io readrandom engine=leveldb write_bytes=na cancelled_write_bytes=na read_bytes=na wchar=na rchar=na user_bytes=0 db_size=60000000 db_alloc=1 max_rss_kb=51234 elapsed_s=4.2
 readrandom   :       3.900 micros/op; (632000 of 1000000 found)
 compact      :     211.000 micros/op;
 Microseconds per op:
 Count: 1000000  Average: 1.7650  StdDev: 3.21
 Percentiles: P50: 1.00 P75: 2.00 P99: 5.00
 [       0,       1 )  500000  50.000%  50.000% ##########
-# peak_rss_kb=51234
 ";
 
     #[test]
     fn reads_results_headers_io_and_rss() {
-        let out = parse_output(LEVELDB_LIKE).expect("parses");
+        let out = parse_output(DB_BENCH).expect("parses");
         assert_eq!(out.skipped, None);
         assert_eq!(out.engine, Some(("leveldb".into(), "1.23".into())));
+        assert!(out
+            .assertions
+            .as_deref()
+            .unwrap()
+            .starts_with("on (the installed"));
         assert!(out.header.contains(&("Entries".into(), "1000000".into())));
         assert_eq!(out.results.len(), 5);
         let fillseq = &out.results[0];
@@ -472,21 +566,26 @@ Percentiles: P50: 1.00 P75: 2.00 P99: 5.00
         assert_eq!(out.results[1].extra, "(1000 ops)");
         assert_eq!(out.results[4].name, "compact");
         assert_eq!(out.results[4].mb_per_s, None);
-        assert_eq!(out.peak_rss_kb, Some(51234));
+        assert_eq!(out.peak_rss_kb(), Some(51234));
         let io = out.last_io("fillseq").expect("io line");
-        assert_eq!(io.write_bytes, 123_456_789);
+        assert_eq!(io.write_bytes, Some(123_456_789));
+        assert_eq!(io.device_bytes(), Some(123_000_000));
         assert_eq!(io.user_bytes, 116_000_000);
         assert_eq!(io.db_size, 60_000_000);
-        assert!((io.write_amplification().unwrap() - 1.0643).abs() < 1e-3);
+        assert_eq!(io.max_rss_kb, Some(40_000));
+        assert!((io.write_amplification().unwrap() - 1.0603).abs() < 1e-3);
+        let rr = out.last_io("readrandom").unwrap();
+        assert_eq!((rr.write_bytes, rr.write_amplification()), (None, None));
         assert_eq!(
-            out.last_io("readrandom").unwrap().write_amplification(),
-            None
+            out.unsupported_reason("fillbatch"),
+            Some("Kyoto TreeDB has no write batches")
         );
+        assert_eq!(out.unsupported_reason("fillseq"), None);
     }
 
     #[test]
     fn found_counts_and_last_instance_wins() {
-        let out = parse_output(LEVELDB_LIKE).unwrap();
+        let out = parse_output(DB_BENCH).unwrap();
         let rr = out.last_result("readrandom").unwrap();
         assert_eq!(rr.micros_per_op, 3.9);
         assert_eq!(rr.found, Some((632_000, 1_000_000)));
@@ -513,10 +612,13 @@ Percentiles: P50: 1.00 P75: 2.00 P99: 5.00
 
     #[test]
     fn skipped_engine() {
-        let out = parse_output("skipped: kyoto-treedb: libkyotocabinet not built in\n").unwrap();
+        let out = parse_output(
+            "skipped: kyoto-treedb is not in this build: header <kclangc.h> not found\n",
+        )
+        .unwrap();
         assert_eq!(
             out.skipped.as_deref(),
-            Some("kyoto-treedb: libkyotocabinet not built in")
+            Some("kyoto-treedb is not in this build: header <kclangc.h> not found")
         );
         assert!(out.results.is_empty());
         let e = parse_output("skipped:\n").unwrap_err();
@@ -526,9 +628,10 @@ Percentiles: P50: 1.00 P75: 2.00 P99: 5.00
     #[test]
     fn lsmiter_lines() {
         let out = parse_output(
-            "Engine: shale 0.1.0\nlsmiter-insert 0 : 150000.5 ops/sec\nlsmiter-lookup 0 : 300000 ops/sec\nlsmiter-insert 1 : 140000 ops/sec\n",
+            "Engine:     shale version 0.1.0\nlsmiter-insert 0 : 150000.5 ops/sec\nlsmiter-lookup 0 : 300000 ops/sec\nlsmiter-insert 1 : 140000 ops/sec\n",
         )
         .unwrap();
+        assert_eq!(out.engine, Some(("shale".into(), "0.1.0".into())));
         assert_eq!(
             out.iteration_series(IterPhase::Insert),
             vec![(0, 150000.5), (1, 140000.0)]
@@ -556,11 +659,16 @@ Percentiles: P50: 1.00 P75: 2.00 P99: 5.00
                 "# io fillseq write_bytes=x user_bytes=2 db_size=3\n",
                 "byte count",
             ),
+            (
+                "# io fillseq write_bytes=1 user_bytes=na db_size=3\n",
+                "byte count",
+            ),
+            ("# io fillseq engine\n", "key=value"),
             ("# io\n", "expected `# io"),
-            ("# peak_rss_kb=lots\n", "peak_rss_kb"),
             ("lsmiter-insert x : 1 ops/sec\n", "iteration number"),
             ("lsmiter-delete 1 : 1 ops/sec\n", "unknown lsmiter phase"),
             ("lsmiter-insert 1 : 1 ops\n", "ops/sec"),
+            ("fillbatch : not supported (no batches\n", "closing"),
         ];
         for (text, want) in cases {
             let input = format!("Engine: shale 0.1\n{text}");
@@ -574,20 +682,21 @@ Percentiles: P50: 1.00 P75: 2.00 P99: 5.00
     #[test]
     fn timeseries_csv() {
         let rows = parse_timeseries(
-            "bench,elapsed_s,ops_done,interval_ops_per_sec\nfillseq,1.0,500000,500000\nfillseq,2.001,900000,399600.4\nreadseq,1.0,100,100\n",
+            "engine,index,benchmark,elapsed_s,ops,interval_ops_per_sec\nshale,0,fillseq,1.000,500000,500000.0\nshale,0,fillseq,2.001,900000,399600.4\nshale,1,readseq,1.000,100,100.0\nshale,3,readseq,0.5,10,20.0\n",
         )
         .unwrap();
-        assert_eq!(rows.len(), 3);
-        assert_eq!(rows[1].bench, "fillseq");
+        assert_eq!(rows.len(), 4);
+        assert_eq!((rows[1].index, rows[1].bench.as_str()), (0, "fillseq"));
         assert_eq!(rows[1].ops_done, 900_000);
         assert_eq!(rows[1].interval_ops_per_sec, 399600.4);
+        let last = last_run_of(&rows, "readseq");
+        assert_eq!(last.len(), 1);
+        assert_eq!(last[0].index, 3);
+        assert_eq!(last_run_of(&rows, "fillseq").len(), 2);
         assert!(parse_timeseries("").is_err());
         assert!(parse_timeseries("a,b\n").is_err());
-        let e =
-            parse_timeseries("bench,elapsed_s,ops_done,interval_ops_per_sec\nx,1,2\n").unwrap_err();
+        let e = parse_timeseries(&format!("{TIMESERIES_HEADER}\nx,0,y,1,2\n")).unwrap_err();
         assert_eq!(e.line_no, 2);
-        assert!(
-            parse_timeseries("bench,elapsed_s,ops_done,interval_ops_per_sec\nx,1,-2,3\n").is_err()
-        );
+        assert!(parse_timeseries(&format!("{TIMESERIES_HEADER}\nx,0,y,1,-2,3\n")).is_err());
     }
 }

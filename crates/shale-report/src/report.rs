@@ -26,6 +26,8 @@ pub struct VersionRow {
     pub reported: Option<String>,
     /// `package version` from dpkg, or a note.
     pub debian: String,
+    /// db_bench's `Assertions:` header, if it ran.
+    pub assertions: Option<String>,
     /// `ran`, `skipped: ...`, or `not chosen`.
     pub status: String,
 }
@@ -61,6 +63,7 @@ pub fn version_rows(
         .map(|e| VersionRow {
             engine: e.name,
             reported: reported.get(e.name).cloned(),
+            assertions: ctx.assertions.get(e.name).cloned(),
             debian: match e.debian_package {
                 Some(p) => match debian(p) {
                     Some(v) => format!("{p} {v}"),
@@ -83,6 +86,47 @@ pub fn version_rows(
             },
         })
         .collect()
+}
+
+/// A sentence naming the peer libraries whose installed build keeps its
+/// assertions (db_bench's `Assertions: on ...`), or `None` when none does.
+pub fn assertions_note(versions: &[VersionRow]) -> Option<String> {
+    let on: Vec<String> = versions
+        .iter()
+        .filter(|v| v.engine != "shale")
+        .filter(|v| v.assertions.as_deref().is_some_and(|a| a.starts_with("on")))
+        .map(|v| {
+            let lib = engine(v.engine)
+                .and_then(|e| e.debian_package)
+                .map_or(v.engine.to_string(), |p| {
+                    p.trim_end_matches("-dev").to_string()
+                });
+            let sites = v
+                .assertions
+                .as_deref()
+                .and_then(|a| a.split_whitespace().find_map(|w| w.parse::<u64>().ok()));
+            match sites {
+                Some(n) => format!("{lib} ({n} assert call sites)"),
+                None => lib,
+            }
+        })
+        .collect();
+    if on.is_empty() {
+        return None;
+    }
+    let list = match on.as_slice() {
+        [one] => one.clone(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+        [] => return None,
+    };
+    Some(format!(
+        "Debian's {list} {} built without -DNDEBUG: {} assertions stay on, which makes {} \
+         slower than a release build would be (db_bench counts the calls to __assert_fail in \
+         the installed library).",
+        if on.len() == 1 { "is" } else { "are" },
+        if on.len() == 1 { "its" } else { "their" },
+        if on.len() == 1 { "it" } else { "them" },
+    ))
 }
 
 /// Debian versions looked up once per package.
@@ -217,4 +261,55 @@ pub fn write_study(meta: &Meta, run: StudyRun, out: &Path) -> Result<StudyPage, 
     let md_path = out.join(format!("{}.md", run.study.id));
     fs::write(&md_path, md).map_err(|e| format!("cannot write {}: {e}", md_path.display()))?;
     Ok(StudyPage { run, sections })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(engine: &'static str, assertions: Option<&str>) -> VersionRow {
+        VersionRow {
+            engine,
+            reported: None,
+            debian: String::new(),
+            assertions: assertions.map(str::to_string),
+            status: "ran".to_string(),
+        }
+    }
+
+    #[test]
+    fn assertions_note_names_the_libraries_built_without_ndebug() {
+        let on = |n: u32| {
+            format!("on (the installed library has {n} assert call sites: built without -DNDEBUG)")
+        };
+        let rows = vec![
+            row("shale", Some("off (release build)")),
+            row("leveldb", Some(&on(251))),
+            row("rocksdb", Some(&on(6390))),
+            row(
+                "sqlite3",
+                Some("off (the installed library has no assert call sites)"),
+            ),
+            row("lmdb", None),
+        ];
+        let note = assertions_note(&rows).unwrap();
+        assert!(
+            note.starts_with(
+                "Debian's libleveldb (251 assert call sites) and librocksdb (6390 assert call \
+                 sites) are built without -DNDEBUG: their assertions stay on"
+            ),
+            "{note}"
+        );
+        assert!(!note.contains("  "), "{note}");
+        assert_eq!(assertions_note(&rows[..1]), None);
+        assert_eq!(
+            assertions_note(&[row("shale", Some("on (debug build)"))]),
+            None
+        );
+        let one = assertions_note(&rows[1..2]).unwrap();
+        assert!(
+            one.contains("libleveldb (251 assert call sites) is built"),
+            "{one}"
+        );
+    }
 }

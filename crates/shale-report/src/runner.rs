@@ -23,8 +23,9 @@ use crate::studies::{Job, Study};
 pub enum Outcome {
     /// The process ran and its output was read.
     Done {
-        /// Parsed standard output.
-        output: BenchOutput,
+        /// Parsed standard output (boxed: it is much larger than the other
+        /// variants).
+        output: Box<BenchOutput>,
         /// Parsed `--timeseries` CSV (when the job asks for one).
         timeseries: Option<Result<Vec<Sample>, String>>,
         /// Wall-clock seconds of the process.
@@ -95,6 +96,8 @@ pub struct Context {
     pub skipped: BTreeMap<&'static str, String>,
     /// `Engine:` header versions, first seen.
     pub versions: BTreeMap<&'static str, String>,
+    /// `Assertions:` headers, first seen.
+    pub assertions: BTreeMap<&'static str, String>,
     /// Processes started per engine.
     pub started: BTreeMap<&'static str, usize>,
     /// Processes per engine that failed.
@@ -110,6 +113,7 @@ impl Context {
             out,
             skipped: BTreeMap::new(),
             versions: BTreeMap::new(),
+            assertions: BTreeMap::new(),
             started: BTreeMap::new(),
             failed: BTreeMap::new(),
         }
@@ -137,12 +141,14 @@ pub fn nominal_ops_per_sec(bench: &str, engine: &Engine, job: &Job) -> f64 {
     if job.value_size >= 10_000 || bench == "fill100K" {
         return 800.0;
     }
+    if job.sync || bench == "fillsync" {
+        return 300.0;
+    }
     match bench {
-        "fillseq" => pick(400e3, 100e3, 250e3),
-        "fillrandom" | "overwrite" => pick(150e3, 15e3, 60e3),
-        "fillseqbatch" => pick(600e3, 150e3, 300e3),
+        "fillseq" | "putseq" => pick(400e3, 100e3, 250e3),
+        "fillrandom" | "overwrite" | "putrandom" => pick(150e3, 15e3, 60e3),
+        "fillbatch" => pick(600e3, 150e3, 300e3),
         "fillrandbatch" => pick(200e3, 25e3, 80e3),
-        "fillseqsync" | "fillrandsync" => 300.0,
         "readseq" | "readreverse" => 1.5e6,
         "lsmiter" => pick(100e3, 20e3, 60e3),
         _ => pick(150e3, 80e3, 150e3),
@@ -207,7 +213,7 @@ pub fn load_speeds(out: &Path, study: &str) -> Speeds {
 }
 
 /// Header of the raw measurement table.
-pub const RAW_HEADER: &str = "job\tengine\trun\tstatus\twall_s\tbench\tops_per_sec\tmicros_per_op\tfound\tof\twrite_bytes\tuser_bytes\tdb_size\tpeak_rss_kb\tnote";
+pub const RAW_HEADER: &str = "job\tengine\trun\tstatus\twall_s\tbench\tops_per_sec\tmicros_per_op\tfound\tof\tdevice_bytes\tuser_bytes\tdb_size\tpeak_rss_kb\tnote";
 
 /// Writes every run's figures as a tab-separated table.
 pub fn write_raw_tsv(out: &Path, run: &StudyRun) -> io::Result<()> {
@@ -218,12 +224,20 @@ pub fn write_raw_tsv(out: &Path, run: &StudyRun) -> io::Result<()> {
         let lead = format!("{}\t{}\t{}", job.id, r.engine, r.run);
         match &r.outcome {
             Outcome::Done { output, wall_s, .. } => {
-                let rss = output
-                    .peak_rss_kb
+                let process_rss = output
+                    .peak_rss_kb()
                     .map(|v| v.to_string())
                     .unwrap_or_default();
+                let mut seen: HashMap<&str, usize> = HashMap::new();
                 for b in &output.results {
-                    let io = output.last_io(&b.name);
+                    // The k-th result of a benchmark goes with its k-th `# io` line.
+                    let k = seen.entry(b.name.as_str()).or_insert(0);
+                    let io = output.io.iter().filter(|i| i.bench == b.name).nth(*k);
+                    *k += 1;
+                    let rss = io
+                        .and_then(|i| i.max_rss_kb)
+                        .map(|v| v.to_string())
+                        .unwrap_or_default();
                     let (found, of) = b
                         .found
                         .map(|(f, o)| (f.to_string(), o.to_string()))
@@ -233,14 +247,16 @@ pub fn write_raw_tsv(out: &Path, run: &StudyRun) -> io::Result<()> {
                         b.name,
                         b.ops_per_sec(job.threads),
                         b.micros_per_op,
-                        io.map(|i| i.write_bytes.to_string()).unwrap_or_default(),
+                        io.and_then(|i| i.device_bytes())
+                            .map(|v| v.to_string())
+                            .unwrap_or_default(),
                         io.map(|i| i.user_bytes.to_string()).unwrap_or_default(),
                         io.map(|i| i.db_size.to_string()).unwrap_or_default(),
                     ));
                 }
                 for it in &output.iterations {
                     s.push_str(&format!(
-                        "{lead}\tok\t{wall_s:.3}\t{}#{}\t{:.1}\t\t\t\t\t\t\t{rss}\t\n",
+                        "{lead}\tok\t{wall_s:.3}\t{}#{}\t{:.1}\t\t\t\t\t\t\t{process_rss}\t\n",
                         it.phase.line_name(),
                         it.iteration,
                         it.ops_per_sec
@@ -440,6 +456,11 @@ pub fn run_study(
                         .entry(engine.name)
                         .or_insert_with(|| version.clone());
                 }
+                if let Some(a) = &output.assertions {
+                    ctx.assertions
+                        .entry(engine.name)
+                        .or_insert_with(|| a.clone());
+                }
                 // The first measured run replaces the estimate for the rest.
                 if measured.insert((j, engine.name)) {
                     per_task.insert((j, engine.name), *wall_s);
@@ -529,12 +550,12 @@ fn run_one(
     if let Some(why) = parsed.skipped {
         return Ok(Outcome::Skipped(why));
     }
-    let timeseries = job.timeseries.then(|| match fs::read_to_string(ts_path) {
+    let timeseries = job.timeseries.map(|_| match fs::read_to_string(ts_path) {
         Ok(text) => parse_timeseries(&text).map_err(|e| format!("timeseries CSV {e}")),
         Err(e) => Err(format!("no timeseries CSV at {}: {e}", ts_path.display())),
     });
     Ok(Outcome::Done {
-        output: parsed,
+        output: Box::new(parsed),
         timeseries,
         wall_s,
     })
@@ -556,14 +577,7 @@ mod tests {
 
     #[test]
     fn estimates_use_measured_speeds_when_known() {
-        let s = build(
-            "leveldb",
-            Size {
-                quick: false,
-                free_bytes: None,
-            },
-        )
-        .unwrap();
+        let s = build("leveldb", Size::full(None)).unwrap();
         let job = &s.jobs[0];
         let e = engine("shale").unwrap();
         let nominal = estimate_job(job, e, &Speeds::new());

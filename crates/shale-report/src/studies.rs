@@ -4,11 +4,14 @@
 //! Invariants: every [`Line`] names a job of its own study and a benchmark that
 //! job runs; every job's argument list is fully determined by the study, the
 //! engine and the paths, so a report states the commands it ran. Sizes are
-//! fixed per study; `--quick` divides them by ten or more.
+//! fixed per study; `--quick` divides them by ten or more, and the hidden
+//! `--scale` multiplies them again (for tests).
 //!
-//! Benchmarks used beyond LevelDB 1.23's db_bench (`fillseqsync`, `fillrandsync`,
-//! `fillseqbatch`, `fillrandbatch`, `getseq`, `lsmiter`) and their output are
-//! specified in this crate's README ("The db_bench contract").
+//! Every benchmark name used is one db_bench knows (db_bench rejects any
+//! other): LevelDB 1.23's, and the ones db_bench adds for these studies
+//! (`fillrandbatch`; BangDB's `putseq`, `putrandom`, `getseq`, `getrandom`;
+//! SQLite4's `lsmiter`). Their meaning and output are in this crate's README
+//! ("The db_bench contract").
 
 use std::path::Path;
 
@@ -29,12 +32,31 @@ pub const SCALE_MAX_KEYS: u64 = 1_000_000_000;
 pub const SCALE_BYTES_PER_KEY: u64 = 64;
 
 /// What sizes to build a study at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Size {
     /// A tenth of the size or smaller, for a smoke test.
     pub quick: bool,
+    /// Multiplies every count (1 normally; smaller in tests).
+    pub scale: f64,
     /// Free bytes on the file system of the database root (sizes the scale test).
     pub free_bytes: Option<u64>,
+}
+
+impl Size {
+    /// The full size.
+    pub fn full(free_bytes: Option<u64>) -> Size {
+        Size {
+            quick: false,
+            scale: 1.0,
+            free_bytes,
+        }
+    }
+
+    /// `full` or `quick` as the size says, times the scale, at least 1.
+    pub fn count(&self, full: u64, quick: u64) -> u64 {
+        let base = if self.quick { quick } else { full };
+        ((base as f64 * self.scale).round() as u64).max(1)
+    }
 }
 
 /// How a job sets each engine's memory.
@@ -163,10 +185,12 @@ pub struct Job {
     pub threads: u32,
     /// `--compression=1` (the engine's light compressor) or `0`.
     pub compression: bool,
+    /// `--sync=1`: every write waits for stable storage.
+    pub sync: bool,
     /// Memory flags per engine.
     pub memory: Memory,
-    /// Whether `--timeseries=` is passed.
-    pub timeseries: bool,
+    /// `--timeseries=` is passed, sampled every this many seconds.
+    pub timeseries: Option<f64>,
     /// `lsmiter` settings, when the job runs it.
     pub lsmiter: Option<LsmIter>,
     /// Capabilities every engine must have to run this job.
@@ -183,8 +207,9 @@ impl Job {
             key_size: 16,
             threads: 1,
             compression: true,
+            sync: false,
             memory: Memory::Baseline { cache: 4 * MIB },
-            timeseries: false,
+            timeseries: None,
             lsmiter: None,
             needs: vec![],
         }
@@ -205,6 +230,9 @@ impl Job {
             "--histogram=0".to_string(),
             "--use_existing_db=0".to_string(),
         ];
+        if self.sync {
+            a.push("--sync=1".to_string());
+        }
         for (flag, v) in self.memory.flags(engine) {
             a.push(format!("--{flag}={v}"));
         }
@@ -213,10 +241,9 @@ impl Job {
             a.push(format!("--iter_ops={}", it.iter_ops));
             a.push(format!("--pause_ms={}", it.pause_ms));
         }
-        if self.timeseries {
-            if let Some(ts) = timeseries {
-                a.push(format!("--timeseries={}", ts.display()));
-            }
+        if let (Some(interval), Some(ts)) = (self.timeseries, timeseries) {
+            a.push(format!("--stats_interval_seconds={interval}"));
+            a.push(format!("--timeseries={}", ts.display()));
         }
         a
     }
@@ -226,6 +253,8 @@ impl Job {
         match bench {
             // LevelDB's fill100K writes num/1000 values of 100,000 bytes.
             "fill100K" => (self.num / 1000).max(1),
+            // BangDB's benchmarks share num out over the threads.
+            "putseq" | "putrandom" | "getseq" | "getrandom" => self.num,
             "lsmiter" => self
                 .lsmiter
                 .map(|l| l.iterations.saturating_mul(l.iter_ops).saturating_mul(2))
@@ -266,13 +295,22 @@ impl Metric {
             Metric::IterMean(_) | Metric::IterMin(_) => "lsmiter",
         }
     }
+
+    /// False for the lookup lines of `lsmiter`, whose `# io` line counts the
+    /// inserts' writes: they get no write amplification.
+    pub fn measures_writes(&self) -> bool {
+        !matches!(
+            self,
+            Metric::IterMean(IterPhase::Lookup) | Metric::IterMin(IterPhase::Lookup)
+        )
+    }
 }
 
 /// One workload line of a section's table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Line {
     /// Row label.
-    pub label: &'static str,
+    pub label: String,
     /// Index into [`Study::jobs`].
     pub job: usize,
     /// What is measured.
@@ -345,12 +383,40 @@ pub fn build(id: &str, size: Size) -> Option<Study> {
     }
 }
 
-fn line(label: &'static str, job: usize, bench: &'static str) -> Line {
+fn line(label: impl Into<String>, job: usize, bench: &'static str) -> Line {
     Line {
-        label,
+        label: label.into(),
         job,
         metric: Metric::Bench(bench),
     }
+}
+
+/// `(label, benchmark)` lines read from one job.
+fn lines(job: usize, rows: &[(&str, &'static str)]) -> Vec<Line> {
+    rows.iter().map(|&(l, b)| line(l, job, b)).collect()
+}
+
+/// The write lines most LevelDB sections have.
+fn write_lines(job: usize) -> Vec<Line> {
+    lines(
+        job,
+        &[
+            ("Sequential writes (fillseq)", "fillseq"),
+            ("Random writes (fillrandom)", "fillrandom"),
+        ],
+    )
+}
+
+/// The read lines of the read sections.
+fn read_lines(job: usize) -> Vec<Line> {
+    lines(
+        job,
+        &[
+            ("Sequential reads (readseq)", "readseq"),
+            ("Random reads (readrandom)", "readrandom"),
+            ("Reverse reads (readreverse)", "readreverse"),
+        ],
+    )
 }
 
 fn section(
@@ -369,6 +435,11 @@ fn section(
     }
 }
 
+/// A table of bars only (most sections).
+fn bars(id: &'static str, title: &str, note: String, lines: Vec<Line>) -> Section {
+    section(id, title, note, lines, OverTime::None)
+}
+
 /// Fill, overwrite, then read: a warming `readrandom` runs first and the second
 /// instance is reported, as LevelDB's default db_bench sequence does.
 const READ_SEQUENCE: [&str; 6] = [
@@ -381,33 +452,22 @@ const READ_SEQUENCE: [&str; 6] = [
 ];
 
 fn leveldb(size: Size) -> Study {
-    let n: u64 = if size.quick { 100_000 } else { 1_000_000 };
-    let large_n: u64 = if size.quick { 100 } else { 1_000 };
-    let sync_n: u64 = if size.quick { 1_000 } else { 10_000 };
+    let n = size.count(1_000_000, 100_000);
+    let large_n = size.count(1_000, 100);
+    let sync_n = size.count(10_000, 1_000);
     let (n_s, large_n_s, sync_n_s) = (th(n), th(large_n), th(sync_n));
 
-    let mut baseline = Job::new(
-        "baseline",
-        &[
-            "fillseq",
-            "fillrandom",
-            "overwrite",
-            "readrandom",
-            "readrandom",
-            "readseq",
-            "readreverse",
-        ],
-        n,
-    );
+    let mut baseline = Job::new("baseline", &[&["fillseq"][..], &READ_SEQUENCE].concat(), n);
     baseline.memory = Memory::Baseline { cache: 4 * MIB };
 
     let mut large = Job::new("large-values", &["fillseq", "fillrandom"], large_n);
     large.value_size = 100_000;
 
-    let mut batch = Job::new("batch", &["fillseqbatch", "fillrandbatch"], n);
+    let mut batch = Job::new("batch", &["fillbatch", "fillrandbatch"], n);
     batch.needs = vec![Capability::Batches];
 
-    let sync = Job::new("sync", &["fillseqsync", "fillrandsync"], sync_n);
+    let mut sync = Job::new("sync", &["fillseq", "fillrandom"], sync_n);
+    sync.sync = true;
 
     let mut nocomp_w = Job::new("no-compression-writes", &["fillseq", "fillrandom"], n);
     nocomp_w.compression = false;
@@ -436,8 +496,20 @@ fn leveldb(size: Size) -> Study {
     ];
     let mem = |i: usize| jobs[i].memory.describe();
 
+    let baseline_lines = lines(
+        0,
+        &[
+            ("A. Sequential reads (readseq)", "readseq"),
+            ("B. Random reads (readrandom)", "readrandom"),
+            ("C. Sequential writes (fillseq)", "fillseq"),
+            ("D. Random writes (fillrandom)", "fillrandom"),
+            ("Random overwrites (overwrite)", "overwrite"),
+            ("Reverse reads (readreverse)", "readreverse"),
+        ],
+    );
+
     let sections = vec![
-        section(
+        bars(
             "baseline",
             "1. Baseline performance",
             format!(
@@ -447,17 +519,9 @@ fn leveldb(size: Size) -> Study {
                  is reported.",
                 mem(0)
             ),
-            vec![
-                line("A. Sequential reads (readseq)", 0, "readseq"),
-                line("B. Random reads (readrandom)", 0, "readrandom"),
-                line("C. Sequential writes (fillseq)", 0, "fillseq"),
-                line("D. Random writes (fillrandom)", 0, "fillrandom"),
-                line("Random overwrites (overwrite)", 0, "overwrite"),
-                line("Reverse reads (readreverse)", 0, "readreverse"),
-            ],
-            OverTime::None,
+            baseline_lines,
         ),
-        section(
+        bars(
             "large-values",
             "2A. Large values",
             format!(
@@ -465,42 +529,38 @@ fn leveldb(size: Size) -> Study {
                  into an empty database. Memory: {}.",
                 mem(1)
             ),
-            vec![
-                line("Sequential writes (fillseq)", 1, "fillseq"),
-                line("Random writes (fillrandom)", 1, "fillrandom"),
-            ],
-            OverTime::None,
+            write_lines(1),
         ),
-        section(
+        bars(
             "batch",
             "2B. Batch writes",
             format!(
-                "{} batches of 1000 entries of 100 bytes; ops/s counts entries. Memory: {}.",
-                th(n / 1000),
+                "{} batches of 1000 entries of 100 bytes (db_bench's fillbatch and \
+                 fillrandbatch); ops/s counts entries. Memory: {}.",
+                th(n.div_ceil(1000)),
                 mem(2)
             ),
-            vec![
-                line("Sequential batches (fillseqbatch)", 2, "fillseqbatch"),
-                line("Random batches (fillrandbatch)", 2, "fillrandbatch"),
-            ],
-            OverTime::None,
+            lines(
+                2,
+                &[
+                    ("Sequential batches (fillbatch)", "fillbatch"),
+                    ("Random batches (fillrandbatch)", "fillrandbatch"),
+                ],
+            ),
         ),
-        section(
+        bars(
             "sync",
             "2C. Synchronous writes",
             format!(
-                "{sync_n_s} writes, each waiting for the device (LevelDB-like engines: \
-                 WriteOptions.sync; SQLite3: synchronous=FULL; Kyoto: OAUTOSYNC; LMDB: no \
-                 MDB_NOSYNC). Disk write caching is left as the machine has it. Memory: {}.",
+                "{sync_n_s} writes (fillseq and fillrandom with --sync=1), each waiting for the \
+                 device (LevelDB-like engines: WriteOptions.sync; SQLite3: synchronous=FULL; \
+                 Kyoto: OAUTOSYNC; LMDB: no MDB_NOSYNC; WiredTiger: a synced log commit). Disk \
+                 write caching is left as the machine has it. Memory: {}.",
                 mem(3)
             ),
-            vec![
-                line("Sequential writes (fillseqsync)", 3, "fillseqsync"),
-                line("Random writes (fillrandsync)", 3, "fillrandsync"),
-            ],
-            OverTime::None,
+            write_lines(3),
         ),
-        section(
+        bars(
             "no-compression-writes",
             "2D. Turning compression off",
             format!(
@@ -508,23 +568,15 @@ fn leveldb(size: Size) -> Study {
                  are marked; compare with their baseline. Memory: {}.",
                 mem(4)
             ),
-            vec![
-                line("Sequential writes (fillseq)", 4, "fillseq"),
-                line("Random writes (fillrandom)", 4, "fillrandom"),
-            ],
-            OverTime::None,
+            write_lines(4),
         ),
-        section(
+        bars(
             "more-memory",
             "2E. Using more memory",
             format!("128 MB per database: {}.", mem(5)),
-            vec![
-                line("Sequential writes (fillseq)", 5, "fillseq"),
-                line("Random writes (fillrandom)", 5, "fillrandom"),
-            ],
-            OverTime::None,
+            write_lines(5),
         ),
-        section(
+        bars(
             "larger-caches",
             "3A. Larger caches",
             format!(
@@ -532,14 +584,9 @@ fn leveldb(size: Size) -> Study {
                  overwrite in the same process.",
                 mem(6)
             ),
-            vec![
-                line("Sequential reads (readseq)", 6, "readseq"),
-                line("Random reads (readrandom)", 6, "readrandom"),
-                line("Reverse reads (readreverse)", 6, "readreverse"),
-            ],
-            OverTime::None,
+            read_lines(6),
         ),
-        section(
+        bars(
             "no-compression-reads",
             "3B. Reads without compression",
             format!(
@@ -547,12 +594,7 @@ fn leveldb(size: Size) -> Study {
                  without compression; a run-time switch is used here). Memory: {}.",
                 mem(7)
             ),
-            vec![
-                line("Sequential reads (readseq)", 7, "readseq"),
-                line("Random reads (readrandom)", 7, "readrandom"),
-                line("Reverse reads (readreverse)", 7, "readreverse"),
-            ],
-            OverTime::None,
+            read_lines(7),
         ),
     ];
     Study {
@@ -572,80 +614,81 @@ fn leveldb(size: Size) -> Study {
 }
 
 fn wiredtiger(size: Size) -> Study {
-    let n: u64 = if size.quick { 100_000 } else { 1_000_000 };
+    let n = size.count(1_000_000, 100_000);
     let n_s = th(n);
     let mut all = Job::new(
         "all",
-        &[
-            "fillseq",
-            "fillrandom",
-            "overwrite",
-            "readrandom",
-            "readrandom",
-            "readseq",
-            "readreverse",
-            "fill100K",
-        ],
+        &[&["fillseq"][..], &READ_SEQUENCE, &["fill100K"]].concat(),
         n,
     );
     all.memory = Memory::CacheOnly(128 * MIB);
     let mem = all.memory.describe();
-    let note = |what: &str| format!("{what} Memory: {mem}.");
-    let sections = vec![
-        section(
+    let one = |id, title, what: String, label: &str, bench| {
+        bars(
+            id,
+            title,
+            format!("{what} Memory: {mem}."),
+            vec![line(format!("{label} ({bench})"), 0, bench)],
+        )
+    };
+    let mut sections = vec![
+        one(
             "sequential-insert",
             "Sequential insert performance",
-            note(&format!(
+            format!(
                 "{n_s} sequential 16-byte keys, 100-byte values (50 bytes after compression); \
                  WiredTiger's B-tree loads through a bulk cursor."
-            )),
-            vec![line("Sequential insert (fillseq)", 0, "fillseq")],
-            OverTime::None,
+            ),
+            "Sequential insert",
+            "fillseq",
         ),
-        section(
+        one(
             "random-insert",
             "Random insert performance",
-            note(&format!(
-                "{n_s} random keys (db_bench's generator, which does not avoid repeats)."
-            )),
-            vec![line("Random insert (fillrandom)", 0, "fillrandom")],
-            OverTime::None,
+            format!("{n_s} random keys (db_bench's generator, which does not avoid repeats)."),
+            "Random insert",
+            "fillrandom",
         ),
-        section(
+        one(
             "random-overwrite",
             "Random overwrite performance",
-            note("Random overwrites of the database fillrandom left."),
-            vec![line("Random overwrite (overwrite)", 0, "overwrite")],
-            OverTime::None,
+            "Random overwrites of the database fillrandom left.".to_string(),
+            "Random overwrite",
+            "overwrite",
         ),
-        section(
+        one(
             "random-large-values",
             "Random large value performance",
-            note(&format!(
+            format!(
                 "fill100K: {} random keys with 100,000-byte values into an empty database.",
                 th((n / 1000).max(1))
-            )),
-            vec![line("Random large values (fill100K)", 0, "fill100K")],
-            OverTime::None,
+            ),
+            "Random large values",
+            "fill100K",
         ),
-        section(
+        bars(
             "sequential-read",
             "Sequential read forward and reverse",
-            note("Full forward and reverse scans of the database left by fillrandom + overwrite."),
-            vec![
-                line("Sequential read forward (readseq)", 0, "readseq"),
-                line("Sequential read reverse (readreverse)", 0, "readreverse"),
-            ],
-            OverTime::None,
-        ),
-        section(
-            "random-read",
-            "Random read",
-            note("Random point reads; the second of two readrandom passes is reported."),
-            vec![line("Random read (readrandom)", 0, "readrandom")],
-            OverTime::None,
+            format!(
+                "Full forward and reverse scans of the database left by fillrandom + \
+                 overwrite. Memory: {mem}."
+            ),
+            lines(
+                0,
+                &[
+                    ("Sequential read forward (readseq)", "readseq"),
+                    ("Sequential read reverse (readreverse)", "readreverse"),
+                ],
+            ),
         ),
     ];
+    sections.push(one(
+        "random-read",
+        "Random read",
+        "Random point reads; the second of two readrandom passes is reported.".to_string(),
+        "Random read",
+        "readrandom",
+    ));
     Study {
         id: "wiredtiger",
         title: "WiredTiger comparison",
@@ -663,88 +706,86 @@ fn wiredtiger(size: Size) -> Study {
     }
 }
 
-fn bangdb_job(id: &'static str, benches: &[&'static str], n: u64, threads: u32) -> Job {
-    let mut j = Job::new(id, benches, (n / u64::from(threads)).max(1));
+/// A BangDB put-then-get job: `n` operations per benchmark in all, shared
+/// out over `threads` threads, sampled over time.
+fn bangdb_job(id: &'static str, benches: &[&'static str], n: u64, threads: u32, size: Size) -> Job {
+    let mut j = Job::new(id, benches, n);
     j.key_size = 10;
     j.value_size = 16;
     j.threads = threads;
     j.memory = Memory::Defaults;
-    j.timeseries = true;
-    if threads > 1 {
-        j.needs = vec![Capability::MultiThreaded];
-    }
+    j.timeseries = Some(if size.quick { 0.1 } else { 1.0 });
     j
 }
 
 /// Keys of the BangDB study's main runs.
 pub fn bangdb_keys(size: Size) -> u64 {
-    if size.quick {
-        100_000
+    size.count(10_000_000, 100_000)
+}
+
+/// The section of one BangDB job: put then get, drawn over time.
+fn bangdb_section(id: &'static str, title: &str, note: String, job: usize, seq: bool) -> Section {
+    let rows: [(&str, &'static str); 2] = if seq {
+        [
+            ("Sequential put (putseq)", "putseq"),
+            ("Sequential get (getseq)", "getseq"),
+        ]
     } else {
-        10_000_000
-    }
+        [
+            ("Random put (putrandom)", "putrandom"),
+            ("Random get (getrandom)", "getrandom"),
+        ]
+    };
+    section(id, title, note, lines(job, &rows), OverTime::Timeseries)
 }
 
 fn bangdb(size: Size) -> Study {
     let n = bangdb_keys(size);
     let n_s = th(n);
     let jobs = vec![
-        bangdb_job("seq-1t", &["fillseq", "getseq"], n, 1),
-        bangdb_job("seq-4t", &["fillseq", "getseq"], n, 4),
-        bangdb_job("rand-1t", &["fillrandom", "readrandom"], n, 1),
-        bangdb_job("rand-4t", &["fillrandom", "readrandom"], n, 4),
+        bangdb_job("seq-1t", &["putseq", "getseq"], n, 1, size),
+        bangdb_job("seq-4t", &["putseq", "getseq"], n, 4, size),
+        bangdb_job("rand-1t", &["putrandom", "getrandom"], n, 1, size),
+        bangdb_job("rand-4t", &["putrandom", "getrandom"], n, 4, size),
     ];
     let common = "10-byte keys, 16-byte values, light compression on, db_bench default memory \
-                  settings; throughput is sampled about once a second (--timeseries) and the \
-                  run with the median ops/s is drawn.";
+                  settings; throughput is sampled over time (--timeseries) and the run with the \
+                  median ops/s is drawn.";
+    let quarter = th(n / 4);
     let sections = vec![
-        section(
+        bangdb_section(
             "seq-1t",
             "1. Sequential put and get, 1 thread",
             format!("{n_s} keys put in order, then got in order (one Get per key). {common}"),
-            vec![
-                line("Sequential put (fillseq)", 0, "fillseq"),
-                line("Sequential get (getseq)", 0, "getseq"),
-            ],
-            OverTime::Timeseries,
+            0,
+            true,
         ),
-        section(
+        bangdb_section(
             "seq-4t",
             "2. Sequential put and get, 4 threads",
             format!(
-                "4 threads, each putting then getting {} keys in order ({n_s} operations per \
-                 benchmark in all). {common}",
-                th(n / 4)
+                "4 threads, each putting then getting its own quarter of the {n_s} keys in \
+                 order ({quarter} each). {common}"
             ),
-            vec![
-                line("Sequential put (fillseq)", 1, "fillseq"),
-                line("Sequential get (getseq)", 1, "getseq"),
-            ],
-            OverTime::Timeseries,
+            1,
+            true,
         ),
-        section(
+        bangdb_section(
             "rand-1t",
             "3. Random put and get, 1 thread",
-            format!("{n_s} random puts, then {n_s} random gets. {common}"),
-            vec![
-                line("Random put (fillrandom)", 2, "fillrandom"),
-                line("Random get (readrandom)", 2, "readrandom"),
-            ],
-            OverTime::Timeseries,
+            format!("{n_s} puts of random keys from 0..{n_s}, then {n_s} random gets. {common}"),
+            2,
+            false,
         ),
-        section(
+        bangdb_section(
             "rand-4t",
             "4. Random put and get, 4 threads",
             format!(
-                "4 threads, each doing {} random puts, then {} random gets. {common}",
-                th(n / 4),
-                th(n / 4)
+                "4 threads, each doing {quarter} puts of random keys from 0..{n_s}, then \
+                 {quarter} random gets. {common}"
             ),
-            vec![
-                line("Random put (fillrandom)", 3, "fillrandom"),
-                line("Random get (readrandom)", 3, "readrandom"),
-            ],
-            OverTime::Timeseries,
+            3,
+            false,
         ),
     ];
     Study {
@@ -754,8 +795,9 @@ fn bangdb(size: Size) -> Study {
         intro: format!(
             "The BangDB write-up's put/get tests scaled to this machine: N = {n_s} keys (the seed \
              used 75-100 million on an 8 GB, 4-core machine; this machine has 2 cores shared \
-             with builds). With 4 threads db_bench runs N/4 operations per thread. The \
-             1-billion-key run is the separate opt-in study `bangdb-scale`."
+             with builds). With 4 threads each thread takes a quarter of the N operations \
+             (db_bench's putseq, putrandom, getseq, getrandom). The 1-billion-key run is the \
+             separate opt-in study `bangdb-scale`."
         ),
         aggregation: Aggregation::Median,
         default_runs: 3,
@@ -767,21 +809,18 @@ fn bangdb(size: Size) -> Study {
 /// Key count of the scale test: the largest whole number of millions that fits
 /// half the free space at [`SCALE_BYTES_PER_KEY`], at most a billion.
 pub fn scale_keys(size: Size) -> u64 {
-    if size.quick {
-        return 200_000;
-    }
     let free = size
         .free_bytes
         .unwrap_or(100_000_000 * 2 * SCALE_BYTES_PER_KEY);
     let fit = free / 2 / SCALE_BYTES_PER_KEY;
     let millions = (fit / 1_000_000).max(1);
-    (millions * 1_000_000).min(SCALE_MAX_KEYS)
+    size.count((millions * 1_000_000).min(SCALE_MAX_KEYS), 200_000)
 }
 
 fn bangdb_scale(size: Size) -> Study {
     let n = scale_keys(size);
     let n_s = th(n);
-    let job = bangdb_job("seq-1t-scale", &["fillseq", "getseq"], n, 1);
+    let job = bangdb_job("seq-1t-scale", &["putseq", "getseq"], n, 1, size);
     let free = size
         .free_bytes
         .map(|b| format!("{:.1} GB free", b as f64 / 1e9))
@@ -799,28 +838,47 @@ fn bangdb_scale(size: Size) -> Study {
         aggregation: Aggregation::Median,
         default_runs: 3,
         jobs: vec![job],
-        sections: vec![section(
+        sections: vec![bangdb_section(
             "seq-1t-scale",
             "5. Sequential put and get, 1 thread, scale test",
             format!(
                 "{n_s} keys put in order, then got in order; 10-byte keys, 16-byte values; \
                  throughput over time from the median run."
             ),
-            vec![
-                line("Sequential put (fillseq)", 0, "fillseq"),
-                line("Sequential get (getseq)", 0, "getseq"),
-            ],
-            OverTime::Timeseries,
+            0,
+            true,
         )],
     }
 }
 
+/// The four lines of an SQLite4 section (job `j`).
+fn iteration_lines(j: usize) -> Vec<Line> {
+    let mut v = Vec::new();
+    for (what, metric) in [
+        (
+            "mean over iterations",
+            Metric::IterMean as fn(IterPhase) -> Metric,
+        ),
+        ("slowest iteration", Metric::IterMin),
+    ] {
+        for (phase, name) in [
+            (IterPhase::Insert, "Inserts"),
+            (IterPhase::Lookup, "Lookups"),
+        ] {
+            v.push(Line {
+                label: format!("{name}, {what}"),
+                job: j,
+                metric: metric(phase),
+            });
+        }
+    }
+    v
+}
+
 fn sqlite4(size: Size) -> Study {
-    let (iterations, iter_ops, pause_ms) = if size.quick {
-        (20, 5_000, 250)
-    } else {
-        (200, 50_000, 2_500)
-    };
+    let iterations = if size.quick { 20 } else { 200 };
+    let iter_ops = size.count(50_000, 5_000);
+    let pause_ms = size.count(2_500, 250);
     let (iterations_s, iter_ops_s) = (th(iterations), th(iter_ops));
     let job = |id: &'static str, wb: u64, pause: u64| {
         let mut j = Job::new(id, &["lsmiter"], iterations * iter_ops);
@@ -839,70 +897,48 @@ fn sqlite4(size: Size) -> Study {
         job("large-buffers", 4 * MIB, 0),
         job("large-buffers-pauses", 4 * MIB, pause_ms),
     ];
-    let lines = |j: usize| {
-        vec![
-            Line {
-                label: "Inserts, mean over iterations",
-                job: j,
-                metric: Metric::IterMean(IterPhase::Insert),
-            },
-            Line {
-                label: "Lookups, mean over iterations",
-                job: j,
-                metric: Metric::IterMean(IterPhase::Lookup),
-            },
-            Line {
-                label: "Inserts, slowest iteration",
-                job: j,
-                metric: Metric::IterMin(IterPhase::Insert),
-            },
-            Line {
-                label: "Lookups, slowest iteration",
-                job: j,
-                metric: Metric::IterMin(IterPhase::Lookup),
-            },
-        ]
-    };
     let what = format!(
         "{iterations_s} iterations of {iter_ops_s} random inserts (12-byte random keys, 100-byte \
          random values, each its own write) then {iter_ops_s} lookups of present keys"
     );
-    let sections = vec![
-        section(
-            "small-buffers",
-            "Small write buffers test",
-            format!("{what}. {}.", jobs[0].memory.describe()),
-            lines(0),
-            OverTime::Iterations,
-        ),
-        section(
-            "large-buffers",
-            "Large write buffers test",
-            format!("{what}. {}.", jobs[1].memory.describe()),
-            lines(1),
-            OverTime::Iterations,
-        ),
-        section(
+    let sections = [
+        ("small-buffers", "Small write buffers test", ""),
+        ("large-buffers", "Large write buffers test", ""),
+        (
             "large-buffers-pauses",
             "Large write buffers test with pauses",
-            format!(
-                "{what}, sleeping {:.2} s after each iteration. {}.",
-                pause_ms as f64 / 1000.0,
-                jobs[2].memory.describe()
-            ),
-            lines(2),
-            OverTime::Iterations,
+            "pause",
         ),
-    ];
+    ]
+    .into_iter()
+    .enumerate()
+    .map(|(j, (id, title, pause))| {
+        let sleep = if pause.is_empty() {
+            String::new()
+        } else {
+            format!(
+                ", sleeping {:.2} s after each iteration",
+                pause_ms as f64 / 1000.0
+            )
+        };
+        section(
+            id,
+            title,
+            format!("{what}{sleep}. Memory: {}.", jobs[j].memory.describe()),
+            iteration_lines(j),
+            OverTime::Iterations,
+        )
+    })
+    .collect();
     Study {
         id: "sqlite4",
         title: "SQLite4 LSM study",
         seed: "seeds/sqlite4-lsm-benchmarks.txt",
         intro: format!(
-            "The SQLite4 LSM benchmark: {what}; ops/s of every iteration is recorded and drawn \
-             as a line per engine (the per-iteration median over runs), so stalls show as dips. \
-             Sections follow the seed: 1 MB and 4 MB write buffers, and 4 MB with a pause per \
-             iteration."
+            "The SQLite4 LSM benchmark (db_bench's lsmiter): {what}; ops/s of every iteration \
+             is recorded and drawn as a line per engine (the per-iteration median over runs), \
+             so stalls show as dips. Sections follow the seed: 1 MB and 4 MB write buffers, and \
+             4 MB with a pause per iteration."
         ),
         aggregation: Aggregation::Median,
         default_runs: 3,
@@ -917,10 +953,7 @@ mod tests {
     use crate::engines::{engine, ENGINES};
 
     fn full() -> Size {
-        Size {
-            quick: false,
-            free_bytes: Some(80_000_000_000),
-        }
+        Size::full(Some(80_000_000_000))
     }
 
     #[test]
@@ -1006,7 +1039,14 @@ mod tests {
         let s = build("leveldb", full()).unwrap();
         assert_eq!(s.jobs[1].num, 1000);
         assert_eq!(s.jobs[1].value_size, 100_000);
+        assert_eq!(s.jobs[2].benchmarks, ["fillbatch", "fillrandbatch"]);
         assert_eq!(s.jobs[3].num, 10_000);
+        let sync = s.jobs[3].args(engine("lmdb").unwrap(), Path::new("/d"), None);
+        assert!(sync.contains(&"--benchmarks=fillseq,fillrandom".to_string()));
+        assert!(sync.contains(&"--sync=1".to_string()));
+        assert!(!s.jobs[0]
+            .args(engine("lmdb").unwrap(), Path::new("/d"), None)
+            .contains(&"--sync=1".to_string()));
         let q = build(
             "leveldb",
             Size {
@@ -1018,11 +1058,25 @@ mod tests {
         for (a, b) in s.jobs.iter().zip(&q.jobs) {
             assert!(b.num * 10 <= a.num, "{}", a.id);
         }
+        let tiny = build(
+            "leveldb",
+            Size {
+                quick: true,
+                scale: 0.01,
+                ..full()
+            },
+        )
+        .unwrap();
+        assert_eq!(tiny.jobs[0].num, 1_000);
+        assert_eq!(tiny.jobs[1].num, 1, "counts never reach zero");
         let b = build("bangdb", full()).unwrap();
+        // BangDB's benchmarks share the N operations out over the threads.
         assert_eq!(b.jobs[0].num, 10_000_000);
-        assert_eq!(b.jobs[1].num, 2_500_000);
-        assert_eq!(b.jobs[1].ops("fillseq"), 10_000_000);
-        assert!(b.jobs[1].needs.contains(&Capability::MultiThreaded));
+        assert_eq!(b.jobs[1].num, 10_000_000);
+        assert_eq!(b.jobs[1].threads, 4);
+        assert_eq!(b.jobs[1].ops("putseq"), 10_000_000);
+        assert_eq!(b.jobs[1].benchmarks, ["putseq", "getseq"]);
+        assert_eq!(b.jobs[3].benchmarks, ["putrandom", "getrandom"]);
         let args = b.jobs[0].args(
             engine("shale").unwrap(),
             Path::new("/d"),
@@ -1030,7 +1084,12 @@ mod tests {
         );
         assert!(args.contains(&"--key_size=10".to_string()));
         assert!(args.contains(&"--value_size=16".to_string()));
-        assert_eq!(args.last().unwrap(), "--timeseries=/t.csv");
+        let tail: Vec<&str> = args[args.len() - 2..].iter().map(|s| s.as_str()).collect();
+        assert_eq!(tail, ["--stats_interval_seconds=1", "--timeseries=/t.csv"]);
+        // LevelDB's own per-thread counting for the other benchmarks.
+        let mut j = Job::new("x", &["readrandom"], 100);
+        j.threads = 4;
+        assert_eq!(j.ops("readrandom"), 400);
     }
 
     #[test]
@@ -1057,16 +1116,8 @@ mod tests {
     #[test]
     fn scale_test_fits_the_disk() {
         assert_eq!(scale_keys(full()), 625_000_000);
-        let huge = Size {
-            quick: false,
-            free_bytes: Some(1 << 50),
-        };
-        assert_eq!(scale_keys(huge), SCALE_MAX_KEYS);
-        let tiny = Size {
-            quick: false,
-            free_bytes: Some(1000),
-        };
-        assert_eq!(scale_keys(tiny), 1_000_000);
+        assert_eq!(scale_keys(Size::full(Some(1 << 50))), SCALE_MAX_KEYS);
+        assert_eq!(scale_keys(Size::full(Some(1000))), 1_000_000);
         assert!(
             scale_keys(Size {
                 quick: true,

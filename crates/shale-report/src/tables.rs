@@ -9,7 +9,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::parse::{BenchOutput, IterPhase};
+use crate::parse::{last_run_of, BenchOutput, IterPhase};
 use crate::runner::{Outcome, StudyRun};
 use crate::stats::{median, median_index, ratio, summarize, Summary};
 use crate::studies::{Metric, OverTime, Section};
@@ -45,7 +45,8 @@ pub struct Resources {
     pub write_amp: Option<Summary>,
     /// Bytes of the database directory after the benchmark.
     pub db_size: Option<Summary>,
-    /// Peak resident set of the db_bench process, KiB.
+    /// Peak resident set of the db_bench process up to the end of the
+    /// benchmark, KiB.
     pub peak_rss_kb: Option<Summary>,
 }
 
@@ -119,10 +120,11 @@ pub struct Table {
 /// The value one run gives for a metric, or why it gives none.
 pub fn metric_value(out: &BenchOutput, metric: &Metric, threads: u32) -> Result<f64, String> {
     match metric {
-        Metric::Bench(b) => out
-            .last_result(b)
-            .map(|l| l.ops_per_sec(threads))
-            .ok_or_else(|| format!("no `{b}` line in the output")),
+        Metric::Bench(b) => match (out.last_result(b), out.unsupported_reason(b)) {
+            (Some(l), _) => Ok(l.ops_per_sec(threads)),
+            (None, Some(why)) => Err(format!("not supported: {why}")),
+            (None, None) => Err(format!("failed: no `{b}` line in the output")),
+        },
         Metric::IterMean(phase) | Metric::IterMin(phase) => {
             let v: Vec<f64> = out
                 .iteration_series(*phase)
@@ -130,7 +132,10 @@ pub fn metric_value(out: &BenchOutput, metric: &Metric, threads: u32) -> Result<
                 .map(|(_, x)| x)
                 .collect();
             if v.is_empty() {
-                return Err(format!("no `{}` lines in the output", phase.line_name()));
+                return Err(format!(
+                    "failed: no `{}` lines in the output",
+                    phase.line_name()
+                ));
             }
             Ok(if matches!(metric, Metric::IterMean(_)) {
                 v.iter().sum::<f64>() / v.len() as f64
@@ -169,17 +174,20 @@ fn build_table(run: &StudyRun, section: &Section) -> Table {
                             Ok(v) => {
                                 ops.push(v);
                                 if let Some(io) = output.last_io(line.metric.io_bench()) {
-                                    if let Some(a) = io.write_amplification() {
+                                    if let Some(a) = io
+                                        .write_amplification()
+                                        .filter(|_| line.metric.measures_writes())
+                                    {
                                         wa.push(a);
                                     }
                                     size.push(io.db_size as f64);
-                                }
-                                if let Some(k) = output.peak_rss_kb {
-                                    rss.push(k as f64);
+                                    if let Some(k) = io.max_rss_kb {
+                                        rss.push(k as f64);
+                                    }
                                 }
                             }
                             Err(e) => {
-                                why.get_or_insert(format!("failed: {e}"));
+                                why.get_or_insert(e);
                             }
                         }
                     }
@@ -269,9 +277,8 @@ fn over_time(run: &StudyRun, section: &Section) -> Vec<OverTimeChart> {
                         ..
                     } = &rec.outcome
                     {
-                        let points: Vec<(f64, f64)> = samples
-                            .iter()
-                            .filter(|s| s.bench == bench)
+                        let points: Vec<(f64, f64)> = last_run_of(samples, bench)
+                            .into_iter()
                             .map(|s| (s.elapsed_s, s.interval_ops_per_sec))
                             .collect();
                         if !points.is_empty() {

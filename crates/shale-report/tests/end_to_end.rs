@@ -105,18 +105,19 @@ fn quick_report_with_every_study() {
         "{fillseq}"
     );
     assert!(fillseq.contains("| 1.91 |"), "{fillseq}");
+    assert!(fillseq.contains("n/a: skipped [note 1]"), "{fillseq}");
+    assert!(fillseq.contains("| n/a: failed [note 2] |"), "{fillseq}");
     assert!(
-        fillseq.contains("n/a: skipped: kyoto-treedb is not built into this db_bench"),
-        "{fillseq}"
-    );
-    assert!(fillseq.contains("| n/a: failed [note 1] |"), "{fillseq}");
-    assert!(
-        md.contains(
-            "1. failed: unreadable db_bench output, line 5: `quick` is not a micros/op figure"
-        ),
+        md.contains("1. skipped: kyoto-treedb is not in this build: header <kclangc.h> not found"),
         "the long reason is a note below the table"
     );
-    let batch = row(&md, "Sequential batches (fillseqbatch)");
+    assert!(
+        md.contains(
+            "2. failed: unreadable db_bench output, line 6: `quick` is not a micros/op figure"
+        ),
+        "{md}"
+    );
+    let batch = row(&md, "Sequential batches (fillbatch)");
     assert!(
         batch.contains("n/a: Kyoto TreeDB has no batch writes"),
         "capability beats skip: {batch}"
@@ -135,7 +136,10 @@ fn quick_report_with_every_study() {
         "- Database directory: ",
         "- Command: `",
         "--quick",
-        "| shale | 9.9-fake | this workspace | ran |",
+        "| shale | 9.9-fake | this workspace | off (release build) | ran |",
+        "- Assertions: Debian's libleveldb (251 assert call sites) is built without -DNDEBUG",
+        "--benchmarks=fillseq,fillrandom --num=1000 ",
+        "--use_existing_db=0 --sync=1",
         "| lmdb | — | liblmdb-dev",
         "| every run failed (see the raw output) |",
         "| kyoto-treedb | — | libkyotocabinet-dev",
@@ -157,8 +161,22 @@ fn quick_report_with_every_study() {
     // BangDB: 4-thread throughput counts every thread; sqlite3 cannot.
     let bang = fs::read_to_string(s.out.join("bangdb.md")).unwrap();
     assert!(bang.contains("--key_size=10 --threads=4"), "{bang}");
-    assert!(bang.contains("n/a: one connection in exclusive locking mode"));
-    assert!(bang.contains("charts/bangdb-seq-1t-fillseq.png"));
+    assert!(
+        bang.contains("--benchmarks=putseq,getseq --num=100000"),
+        "{bang}"
+    );
+    let put4 = bang
+        .lines()
+        .filter(|l| l.starts_with("| Sequential put (putseq) |"))
+        .nth(2) // section 1's speed and resource rows come first
+        .unwrap();
+    // 4 threads at 1.0/1.1/1.2 us/op of summed thread time: median
+    // 4 / 1.1 us = 3,636,364 ops/s.
+    assert!(
+        put4.contains("| 3,636,364 (3,333,333–4,000,000) |"),
+        "{put4}"
+    );
+    assert!(bang.contains("charts/bangdb-seq-1t-putseq.png"));
 
     // SQLite4: per-iteration lines.
     let lsm = fs::read_to_string(s.out.join("sqlite4.md")).unwrap();
@@ -167,6 +185,22 @@ fn quick_report_with_every_study() {
     let mean = row(&lsm, "Lookups, mean over iterations");
     // Lookups: 200000 - 500 i for i in 0..20 -> mean 195,250.
     assert!(mean.contains("| 195,250 |"), "{mean}");
+    // Resource rows: the inserts wrote (3.00x), the lookups did not.
+    let res = |label: &str| {
+        lsm.lines()
+            .filter(|l| l.starts_with(&format!("| {label} |")))
+            .nth(1)
+            .unwrap()
+            .to_string()
+    };
+    assert!(
+        res("Inserts, mean over iterations").contains("| 3.00× · 3.8 MiB · 20.0 MiB |"),
+        "{lsm}"
+    );
+    assert!(
+        res("Lookups, mean over iterations").contains("| — · 3.8 MiB · 20.0 MiB |"),
+        "{lsm}"
+    );
 
     // index.html: one inline SVG per chart, and every chart's PNG renders.
     let html = fs::read_to_string(s.out.join("index.html")).unwrap();

@@ -1,11 +1,14 @@
 #!/bin/sh
 # A stand-in for db_bench used by the end-to-end test: it prints canned
-# results in db_bench's format. Speeds are fixed per engine and slow down by
-# 0.1 us per repeated run of the same job, so medians and ranges are known:
-# shale 1.0 us/op, leveldb 2.0, every other engine 4.0 (plus 0.1 per run).
-# kyoto-treedb reports itself as not built; lmdb prints a malformed line.
+# results in db_bench's format (see the README's "db_bench contract").
+# Speeds are fixed per engine and slow down by 0.1 us per repeated run of
+# the same job, so medians and ranges are known: shale 1.0 us/op, leveldb
+# 2.0, every other engine 4.0 (plus 0.1 per run). kyoto-treedb reports
+# itself as not built; lmdb prints a malformed line. Like the real db_bench
+# it refuses unknown benchmark names with exit status 2.
 # STATE_DIR is replaced by the test before the script is written.
 state="STATE_DIR"
+known=",fillseq,fillrandom,overwrite,fillsync,fillbatch,fill100K,readseq,readreverse,readrandom,fillrandbatch,putseq,putrandom,getseq,getrandom,lsmiter,"
 engine= db= benches= ts= iters=3 threads=1
 for a in "$@"; do
   case "$a" in
@@ -18,8 +21,18 @@ for a in "$@"; do
   esac
 done
 echo "$*" >> "$state/args.log"
+old_ifs=$IFS
+IFS=,
+for b in $benches; do
+  case "$known" in
+    *",$b,"*) ;;
+    *) echo "db_bench: invalid flag '--benchmarks=$benches': unknown benchmark '$b'" >&2
+       exit 2 ;;
+  esac
+done
+IFS=$old_ifs
 if [ "$engine" = kyoto-treedb ]; then
-  echo "skipped: kyoto-treedb is not built into this db_bench"
+  echo "skipped: kyoto-treedb is not in this build: header <kclangc.h> not found"
   exit 0
 fi
 if [ -e "$db/used" ]; then
@@ -39,12 +52,19 @@ case "$engine" in
 esac
 milli=$((base + (n - 1) * 100))
 us=$(printf "%d.%03d" $((milli / 1000)) $((milli % 1000)))
-echo "Engine: $engine 9.9-fake"
+echo "Engine:     $engine version 9.9-fake"
 echo "Keys:       16 bytes each"
 echo "Entries:    1000"
+case "$engine" in
+  leveldb) echo "Assertions: on (the installed library has 251 assert call sites: built without -DNDEBUG)" ;;
+  *) echo "Assertions: off (release build)" ;;
+esac
 echo "------------------------------------------------"
-[ -n "$ts" ] && echo "bench,elapsed_s,ops_done,interval_ops_per_sec" > "$ts"
-old_ifs=$IFS
+[ -n "$ts" ] && echo "engine,index,benchmark,elapsed_s,ops,interval_ops_per_sec" > "$ts"
+io() {
+  echo "# io $1 engine=$engine write_bytes=$2 cancelled_write_bytes=0 read_bytes=0 wchar=1 rchar=1 user_bytes=$3 db_size=$4 db_alloc=$4 max_rss_kb=20480 elapsed_s=0.5"
+}
+index=0
 IFS=,
 for b in $benches; do
   IFS=$old_ifs
@@ -55,7 +75,7 @@ for b in $benches; do
   case "$b" in
     read*|get*)
       printf "%-12s : %11s micros/op; (632 of 1000 found)\n" "$b" "$us"
-      echo "# io $b write_bytes=0 user_bytes=0 db_size=5000000" ;;
+      io "$b" 0 0 5000000 ;;
     lsmiter)
       i=0
       while [ "$i" -lt "$iters" ]; do
@@ -63,17 +83,18 @@ for b in $benches; do
         echo "lsmiter-lookup $i : $((200000 - i * 500)) ops/sec"
         i=$((i + 1))
       done
-      echo "# io lsmiter write_bytes=3000000 user_bytes=1000000 db_size=4000000" ;;
+      printf "%-12s : %11s micros/op; (10 of 10 found)\n" "$b" "$us"
+      io lsmiter 3000000 1000000 4000000 ;;
     *)
       printf "%-12s : %11s micros/op;   12.3 MB/s\n" "$b" "$us"
-      echo "# io $b write_bytes=2000000 user_bytes=1000000 db_size=6000000" ;;
+      io "$b" 2000000 1000000 6000000 ;;
   esac
   if [ -n "$ts" ]; then
-    echo "$b,1.0,1000,1000" >> "$ts"
-    echo "$b,2.0,1800,800" >> "$ts"
-    echo "$b,3.0,3000,1200" >> "$ts"
+    echo "$engine,$index,$b,1.000,1000,1000.0" >> "$ts"
+    echo "$engine,$index,$b,2.000,1800,800.0" >> "$ts"
+    echo "$engine,$index,$b,3.000,3000,1200.0" >> "$ts"
   fi
+  index=$((index + 1))
   IFS=,
 done
 IFS=$old_ifs
-echo "# peak_rss_kb=20480"

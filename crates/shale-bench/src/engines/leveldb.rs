@@ -6,16 +6,20 @@
 //! LevelDB's own 8 MB cache), a bloom filter of `--bloom_bits` bits per key
 //! (none by default). The C API has no `reuse_logs` switch, so it stays off.
 //!
-//! Invariant: `db` is open for the whole life of the value; the options,
-//! cache and filter it was opened with are freed only after it is closed.
+//! Sessions, iterators and batches are the LevelDB-family code shared with
+//! RocksDB (`lsm_capi`); this file names LevelDB's functions and sets its
+//! options.
+//!
+//! Invariant: the database is open for the whole life of the value; the
+//! options, cache and filter it was opened with are freed only after it is
+//! closed.
 
-use std::os::raw::{c_char, c_int};
+use std::os::raw::c_int;
 use std::ptr;
 
+use super::lsm_capi::{check, Handles, LsmCApi, LsmTypes};
 use super::util::{self, setting};
-use crate::engine::{
-    Batch, BatchOp, Engine, EngineConfig, EngineIter, EngineKind, Error, Result, Session,
-};
+use crate::engine::{Engine, EngineConfig, EngineKind, Result, Session};
 
 #[allow(non_camel_case_types)]
 mod ffi {
@@ -154,30 +158,105 @@ mod ffi {
     }
 }
 
-/// Turns a LevelDB error out-parameter into a `Result`, freeing the message.
+/// The library's types, for the shared LevelDB-family code.
+pub(super) struct Types;
+
+impl LsmTypes for Types {
+    type Db = ffi::leveldb_t;
+    type ReadOptions = ffi::leveldb_readoptions_t;
+    type WriteOptions = ffi::leveldb_writeoptions_t;
+    type Batch = ffi::leveldb_writebatch_t;
+    type Iter = ffi::leveldb_iterator_t;
+}
+
+/// The library's functions, for the shared LevelDB-family code.
+static API: LsmCApi<Types> = LsmCApi {
+    close: ffi::leveldb_close,
+    free: ffi::leveldb_free,
+    readoptions_create: ffi::leveldb_readoptions_create,
+    readoptions_destroy: ffi::leveldb_readoptions_destroy,
+    writeoptions_create: ffi::leveldb_writeoptions_create,
+    writeoptions_destroy: ffi::leveldb_writeoptions_destroy,
+    writeoptions_set_sync: ffi::leveldb_writeoptions_set_sync,
+    put: ffi::leveldb_put,
+    delete: ffi::leveldb_delete,
+    write: ffi::leveldb_write,
+    get,
+    property_value: ffi::leveldb_property_value,
+    compact_range: ffi::leveldb_compact_range,
+    batch_create: ffi::leveldb_writebatch_create,
+    batch_destroy: ffi::leveldb_writebatch_destroy,
+    batch_clear: ffi::leveldb_writebatch_clear,
+    batch_put: ffi::leveldb_writebatch_put,
+    batch_delete: ffi::leveldb_writebatch_delete,
+    create_iterator: ffi::leveldb_create_iterator,
+    iter_destroy: ffi::leveldb_iter_destroy,
+    iter_valid: ffi::leveldb_iter_valid,
+    iter_seek_to_first: ffi::leveldb_iter_seek_to_first,
+    iter_seek_to_last: ffi::leveldb_iter_seek_to_last,
+    iter_seek: ffi::leveldb_iter_seek,
+    iter_next: ffi::leveldb_iter_next,
+    iter_prev: ffi::leveldb_iter_prev,
+    iter_key: ffi::leveldb_iter_key,
+    iter_value: ffi::leveldb_iter_value,
+    iter_get_error: ffi::leveldb_iter_get_error,
+};
+
+/// `leveldb_get` returns a malloc'ed copy of the value (null when absent).
 ///
 /// # Safety
-/// `err` must be null or a message allocated by LevelDB.
-unsafe fn check(err: *mut c_char) -> Result<()> {
-    if err.is_null() {
-        return Ok(());
+/// `db` and `o` must be open.
+unsafe fn get(
+    db: *mut ffi::leveldb_t,
+    o: *const ffi::leveldb_readoptions_t,
+    key: &[u8],
+    value: &mut Vec<u8>,
+) -> Result<bool> {
+    let mut err = ptr::null_mut();
+    let mut len = 0usize;
+    // SAFETY: the result is `len` bytes (or null), freed after copying.
+    unsafe {
+        let v = ffi::leveldb_get(db, o, key.as_ptr().cast(), key.len(), &mut len, &mut err);
+        check(ffi::leveldb_free, err)?;
+        if v.is_null() {
+            return Ok(false);
+        }
+        value.clear();
+        value.extend_from_slice(util::slice(v as *const u8, len));
+        ffi::leveldb_free(v.cast());
+        Ok(true)
     }
-    // SAFETY: LevelDB error messages are NUL-terminated and malloc'ed.
-    let msg = unsafe { util::string_from(err) };
-    // SAFETY: the message was allocated by LevelDB and is freed once.
-    unsafe { ffi::leveldb_free(err.cast()) };
-    Err(Error::new(msg))
+}
+
+/// What the database was opened with, freed after it is closed.
+struct Owned {
+    options: *mut ffi::leveldb_options_t,
+    cache: *mut ffi::leveldb_cache_t,
+    filter: *mut ffi::leveldb_filterpolicy_t,
+}
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        // SAFETY: each pointer was created by LevelDB (or is null) and is
+        // freed once; the database using them is closed by then.
+        unsafe {
+            ffi::leveldb_options_destroy(self.options);
+            if !self.cache.is_null() {
+                ffi::leveldb_cache_destroy(self.cache);
+            }
+            if !self.filter.is_null() {
+                ffi::leveldb_filterpolicy_destroy(self.filter);
+            }
+        }
+    }
 }
 
 /// An open LevelDB database.
 pub struct LevelDb {
-    db: *mut ffi::leveldb_t,
-    options: *mut ffi::leveldb_options_t,
-    cache: *mut ffi::leveldb_cache_t,
-    filter: *mut ffi::leveldb_filterpolicy_t,
-    read_options: *mut ffi::leveldb_readoptions_t,
-    write_async: *mut ffi::leveldb_writeoptions_t,
-    write_sync: *mut ffi::leveldb_writeoptions_t,
+    // Field order matters: `h` (which closes the database) drops before
+    // `owned` (the options, cache and filter the database uses).
+    h: Handles<Types>,
+    owned: Owned,
     settings: Vec<(String, String)>,
 }
 
@@ -191,7 +270,7 @@ impl LevelDb {
     /// Opens (or creates) the database in `cfg.path`.
     pub fn open(cfg: &EngineConfig) -> Result<LevelDb> {
         let path = util::path_cstring(&cfg.path)?;
-        let mut settings = vec![
+        let settings = vec![
             setting("create_if_missing", cfg.create),
             setting("write_buffer_size", util::bytes(cfg.write_buffer_size)),
             setting("max_file_size", util::bytes(cfg.max_file_size)),
@@ -206,21 +285,19 @@ impl LevelDb {
             setting("reuse_logs", "false (not settable through LevelDB's C API)"),
             setting("write_options.sync", "per benchmark (fillsync only)"),
         ];
-        // SAFETY: plain constructor and setter calls on objects created here;
-        // each pointer is checked or owned by `engine` below, which frees them.
+        // SAFETY: plain constructor and setter calls on objects created here,
+        // owned by `engine` from the start, which frees them.
         unsafe {
             let options = ffi::leveldb_options_create();
             let mut engine = LevelDb {
-                db: ptr::null_mut(),
-                options,
-                cache: ptr::null_mut(),
-                filter: ptr::null_mut(),
-                read_options: ffi::leveldb_readoptions_create(),
-                write_async: ffi::leveldb_writeoptions_create(),
-                write_sync: ffi::leveldb_writeoptions_create(),
-                settings: Vec::new(),
+                h: Handles::new(&API),
+                owned: Owned {
+                    options,
+                    cache: ptr::null_mut(),
+                    filter: ptr::null_mut(),
+                },
+                settings,
             };
-            ffi::leveldb_writeoptions_set_sync(engine.write_sync, 1);
             ffi::leveldb_options_set_create_if_missing(options, u8::from(cfg.create));
             ffi::leveldb_options_set_paranoid_checks(options, 0);
             ffi::leveldb_options_set_write_buffer_size(options, cfg.write_buffer_size as usize);
@@ -231,53 +308,31 @@ impl LevelDb {
             ffi::leveldb_options_set_compression(options, c_int::from(cfg.compression));
             match cfg.cache_size {
                 Some(n) => {
-                    engine.cache = ffi::leveldb_cache_create_lru(n as usize);
-                    ffi::leveldb_options_set_cache(options, engine.cache);
-                    settings.push(setting("block_cache", format!("LRU {}", util::bytes(n))));
+                    engine.owned.cache = ffi::leveldb_cache_create_lru(n as usize);
+                    ffi::leveldb_options_set_cache(options, engine.owned.cache);
+                    engine
+                        .settings
+                        .push(setting("block_cache", format!("LRU {}", util::bytes(n))));
                 }
-                None => settings.push(setting("block_cache", "LevelDB default (8 MB LRU)")),
+                None => engine
+                    .settings
+                    .push(setting("block_cache", "LevelDB default (8 MB LRU)")),
             }
             match cfg.bloom_bits {
                 Some(bits) => {
-                    engine.filter = ffi::leveldb_filterpolicy_create_bloom(bits as c_int);
-                    ffi::leveldb_options_set_filter_policy(options, engine.filter);
-                    settings.push(setting(
+                    engine.owned.filter = ffi::leveldb_filterpolicy_create_bloom(bits as c_int);
+                    ffi::leveldb_options_set_filter_policy(options, engine.owned.filter);
+                    engine.settings.push(setting(
                         "filter_policy",
                         format!("bloom, {bits} bits per key"),
                     ));
                 }
-                None => settings.push(setting("filter_policy", "none")),
+                None => engine.settings.push(setting("filter_policy", "none")),
             }
             let mut err = ptr::null_mut();
-            engine.db = ffi::leveldb_open(options, path.as_ptr(), &mut err);
-            check(err)?;
-            if engine.db.is_null() {
-                return Err(Error::new("leveldb_open returned no database"));
-            }
-            engine.settings = settings;
+            let db = ffi::leveldb_open(options, path.as_ptr(), &mut err);
+            engine.h.opened(db, err, "leveldb_open")?;
             Ok(engine)
-        }
-    }
-}
-
-impl Drop for LevelDb {
-    fn drop(&mut self) {
-        // SAFETY: each pointer was created by LevelDB and is freed once, the
-        // database first (it uses the options, cache and filter).
-        unsafe {
-            if !self.db.is_null() {
-                ffi::leveldb_close(self.db);
-            }
-            ffi::leveldb_options_destroy(self.options);
-            if !self.cache.is_null() {
-                ffi::leveldb_cache_destroy(self.cache);
-            }
-            if !self.filter.is_null() {
-                ffi::leveldb_filterpolicy_destroy(self.filter);
-            }
-            ffi::leveldb_readoptions_destroy(self.read_options);
-            ffi::leveldb_writeoptions_destroy(self.write_async);
-            ffi::leveldb_writeoptions_destroy(self.write_sync);
         }
     }
 }
@@ -303,210 +358,15 @@ impl Engine for LevelDb {
     }
 
     fn session(&self) -> Result<Box<dyn Session + '_>> {
-        // SAFETY: creates a batch owned by the session.
-        let batch = unsafe { ffi::leveldb_writebatch_create() };
-        Ok(Box::new(LevelDbSession { db: self, batch }))
+        Ok(self.h.session())
     }
 
     fn compact(&self) -> Result<()> {
-        // SAFETY: null bounds mean the whole key range.
-        unsafe { ffi::leveldb_compact_range(self.db, ptr::null(), 0, ptr::null(), 0) };
+        self.h.compact();
         Ok(())
     }
 
     fn property(&self, name: &str) -> Option<String> {
-        let name = util::cstring(name).ok()?;
-        // SAFETY: the database is open; the result is malloc'ed or null.
-        unsafe {
-            let v = ffi::leveldb_property_value(self.db, name.as_ptr());
-            if v.is_null() {
-                return None;
-            }
-            let s = util::string_from(v);
-            ffi::leveldb_free(v.cast());
-            Some(s)
-        }
-    }
-}
-
-struct LevelDbSession<'a> {
-    db: &'a LevelDb,
-    batch: *mut ffi::leveldb_writebatch_t,
-}
-
-impl Drop for LevelDbSession<'_> {
-    fn drop(&mut self) {
-        // SAFETY: the batch was created by this session.
-        unsafe { ffi::leveldb_writebatch_destroy(self.batch) };
-    }
-}
-
-impl LevelDbSession<'_> {
-    fn write_options(&self, sync: bool) -> *const ffi::leveldb_writeoptions_t {
-        if sync {
-            self.db.write_sync
-        } else {
-            self.db.write_async
-        }
-    }
-}
-
-impl Session for LevelDbSession<'_> {
-    fn put(&mut self, key: &[u8], value: &[u8], sync: bool) -> Result<()> {
-        let mut err = ptr::null_mut();
-        // SAFETY: key and value outlive the call; LevelDB copies them.
-        unsafe {
-            ffi::leveldb_put(
-                self.db.db,
-                self.write_options(sync),
-                key.as_ptr().cast(),
-                key.len(),
-                value.as_ptr().cast(),
-                value.len(),
-                &mut err,
-            );
-            check(err)
-        }
-    }
-
-    fn get(&mut self, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
-        let mut err = ptr::null_mut();
-        let mut len = 0usize;
-        // SAFETY: the result is a malloc'ed copy of `len` bytes (or null when
-        // the key is absent), freed after copying.
-        unsafe {
-            let v = ffi::leveldb_get(
-                self.db.db,
-                self.db.read_options,
-                key.as_ptr().cast(),
-                key.len(),
-                &mut len,
-                &mut err,
-            );
-            check(err)?;
-            if v.is_null() {
-                return Ok(false);
-            }
-            value.clear();
-            value.extend_from_slice(util::slice(v as *const u8, len));
-            ffi::leveldb_free(v.cast());
-            Ok(true)
-        }
-    }
-
-    fn delete(&mut self, key: &[u8], sync: bool) -> Result<()> {
-        let mut err = ptr::null_mut();
-        // SAFETY: the key outlives the call.
-        unsafe {
-            ffi::leveldb_delete(
-                self.db.db,
-                self.write_options(sync),
-                key.as_ptr().cast(),
-                key.len(),
-                &mut err,
-            );
-            check(err)
-        }
-    }
-
-    fn write(&mut self, batch: &Batch, sync: bool) -> Result<()> {
-        let mut err = ptr::null_mut();
-        // SAFETY: the batch belongs to this session; LevelDB copies the bytes.
-        unsafe {
-            ffi::leveldb_writebatch_clear(self.batch);
-            for op in batch.iter() {
-                match op {
-                    BatchOp::Put(k, v) => ffi::leveldb_writebatch_put(
-                        self.batch,
-                        k.as_ptr().cast(),
-                        k.len(),
-                        v.as_ptr().cast(),
-                        v.len(),
-                    ),
-                    BatchOp::Delete(k) => {
-                        ffi::leveldb_writebatch_delete(self.batch, k.as_ptr().cast(), k.len())
-                    }
-                }
-            }
-            ffi::leveldb_write(self.db.db, self.write_options(sync), self.batch, &mut err);
-            check(err)
-        }
-    }
-
-    fn iter(&mut self) -> Result<Box<dyn EngineIter + '_>> {
-        // SAFETY: the iterator is destroyed before the database (it borrows it).
-        let it = unsafe { ffi::leveldb_create_iterator(self.db.db, self.db.read_options) };
-        if it.is_null() {
-            return Err(Error::new("leveldb_create_iterator failed"));
-        }
-        Ok(Box::new(LevelDbIter { it, _db: self.db }))
-    }
-}
-
-struct LevelDbIter<'a> {
-    it: *mut ffi::leveldb_iterator_t,
-    _db: &'a LevelDb,
-}
-
-impl Drop for LevelDbIter<'_> {
-    fn drop(&mut self) {
-        // SAFETY: created by `leveldb_create_iterator`, destroyed once.
-        unsafe { ffi::leveldb_iter_destroy(self.it) };
-    }
-}
-
-impl EngineIter for LevelDbIter<'_> {
-    fn seek_to_first(&mut self) {
-        // SAFETY: valid iterator.
-        unsafe { ffi::leveldb_iter_seek_to_first(self.it) }
-    }
-    fn seek_to_last(&mut self) {
-        // SAFETY: valid iterator.
-        unsafe { ffi::leveldb_iter_seek_to_last(self.it) }
-    }
-    fn seek(&mut self, key: &[u8]) {
-        // SAFETY: valid iterator; the key is copied.
-        unsafe { ffi::leveldb_iter_seek(self.it, key.as_ptr().cast(), key.len()) }
-    }
-    fn next(&mut self) {
-        if self.valid() {
-            // SAFETY: valid and positioned.
-            unsafe { ffi::leveldb_iter_next(self.it) }
-        }
-    }
-    fn prev(&mut self) {
-        if self.valid() {
-            // SAFETY: valid and positioned.
-            unsafe { ffi::leveldb_iter_prev(self.it) }
-        }
-    }
-    fn valid(&self) -> bool {
-        // SAFETY: valid iterator.
-        unsafe { ffi::leveldb_iter_valid(self.it) != 0 }
-    }
-    fn key(&self) -> &[u8] {
-        if !self.valid() {
-            return &[];
-        }
-        let mut len = 0;
-        // SAFETY: positioned; the key stays valid until the iterator moves,
-        // which needs `&mut self`.
-        unsafe { util::slice(ffi::leveldb_iter_key(self.it, &mut len).cast(), len) }
-    }
-    fn value(&self) -> &[u8] {
-        if !self.valid() {
-            return &[];
-        }
-        let mut len = 0;
-        // SAFETY: as for `key`.
-        unsafe { util::slice(ffi::leveldb_iter_value(self.it, &mut len).cast(), len) }
-    }
-    fn status(&self) -> Result<()> {
-        let mut err = ptr::null_mut();
-        // SAFETY: valid iterator; the error is freed by `check`.
-        unsafe {
-            ffi::leveldb_iter_get_error(self.it, &mut err);
-            check(err)
-        }
+        self.h.property(name)
     }
 }

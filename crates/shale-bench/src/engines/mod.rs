@@ -8,6 +8,8 @@
 
 use crate::engine::{Engine, EngineConfig, EngineKind, Error};
 
+#[cfg(any(have_leveldb, have_rocksdb))]
+mod lsm_capi;
 mod util;
 
 #[cfg(have_kyotocabinet)]

@@ -9,16 +9,19 @@
 //! bloom filter only when `--bloom_bits` is given. Everything else keeps
 //! RocksDB's defaults, which are read back and printed.
 //!
-//! Invariant: `db` is open for the whole life of the value and is closed
-//! before the options it was opened with are freed.
+//! Sessions, iterators and batches are the LevelDB-family code shared with
+//! LevelDB (`lsm_capi`); this file names RocksDB's functions and sets its
+//! options.
+//!
+//! Invariant: the database is open for the whole life of the value and is
+//! closed before the options it was opened with are freed.
 
-use std::os::raw::{c_char, c_int};
+use std::os::raw::c_int;
 use std::ptr;
 
+use super::lsm_capi::{check, Handles, LsmCApi, LsmTypes};
 use super::util::{self, setting};
-use crate::engine::{
-    Batch, BatchOp, Engine, EngineConfig, EngineIter, EngineKind, Error, Result, Session,
-};
+use crate::engine::{Engine, EngineConfig, EngineKind, Result, Session};
 
 #[allow(non_camel_case_types)]
 mod ffi {
@@ -196,28 +199,94 @@ const ROCKSDB_LEVEL1_BYTES: u64 = 10 << 20;
 /// LevelDB's block cache when none is given.
 const DEFAULT_CACHE: u64 = 8 << 20;
 
-/// Turns a RocksDB error out-parameter into a `Result`, freeing the message.
+/// The library's types, for the shared LevelDB-family code.
+pub(super) struct Types;
+
+impl LsmTypes for Types {
+    type Db = ffi::rocksdb_t;
+    type ReadOptions = ffi::rocksdb_readoptions_t;
+    type WriteOptions = ffi::rocksdb_writeoptions_t;
+    type Batch = ffi::rocksdb_writebatch_t;
+    type Iter = ffi::rocksdb_iterator_t;
+}
+
+/// The library's functions, for the shared LevelDB-family code.
+static API: LsmCApi<Types> = LsmCApi {
+    close: ffi::rocksdb_close,
+    free: ffi::rocksdb_free,
+    readoptions_create: ffi::rocksdb_readoptions_create,
+    readoptions_destroy: ffi::rocksdb_readoptions_destroy,
+    writeoptions_create: ffi::rocksdb_writeoptions_create,
+    writeoptions_destroy: ffi::rocksdb_writeoptions_destroy,
+    writeoptions_set_sync: ffi::rocksdb_writeoptions_set_sync,
+    put: ffi::rocksdb_put,
+    delete: ffi::rocksdb_delete,
+    write: ffi::rocksdb_write,
+    get,
+    property_value: ffi::rocksdb_property_value,
+    compact_range: ffi::rocksdb_compact_range,
+    batch_create: ffi::rocksdb_writebatch_create,
+    batch_destroy: ffi::rocksdb_writebatch_destroy,
+    batch_clear: ffi::rocksdb_writebatch_clear,
+    batch_put: ffi::rocksdb_writebatch_put,
+    batch_delete: ffi::rocksdb_writebatch_delete,
+    create_iterator: ffi::rocksdb_create_iterator,
+    iter_destroy: ffi::rocksdb_iter_destroy,
+    iter_valid: ffi::rocksdb_iter_valid,
+    iter_seek_to_first: ffi::rocksdb_iter_seek_to_first,
+    iter_seek_to_last: ffi::rocksdb_iter_seek_to_last,
+    iter_seek: ffi::rocksdb_iter_seek,
+    iter_next: ffi::rocksdb_iter_next,
+    iter_prev: ffi::rocksdb_iter_prev,
+    iter_key: ffi::rocksdb_iter_key,
+    iter_value: ffi::rocksdb_iter_value,
+    iter_get_error: ffi::rocksdb_iter_get_error,
+};
+
+/// `rocksdb_get_pinned` returns a pinned slice of the value (null when
+/// absent), copied out and released.
 ///
 /// # Safety
-/// `err` must be null or a message allocated by RocksDB.
-unsafe fn check(err: *mut c_char) -> Result<()> {
-    if err.is_null() {
-        return Ok(());
+/// `db` and `o` must be open.
+unsafe fn get(
+    db: *mut ffi::rocksdb_t,
+    o: *const ffi::rocksdb_readoptions_t,
+    key: &[u8],
+    value: &mut Vec<u8>,
+) -> Result<bool> {
+    let mut err = ptr::null_mut();
+    // SAFETY: the pinned slice (null when absent) is read, then destroyed.
+    unsafe {
+        let pinned = ffi::rocksdb_get_pinned(db, o, key.as_ptr().cast(), key.len(), &mut err);
+        check(ffi::rocksdb_free, err)?;
+        if pinned.is_null() {
+            return Ok(false);
+        }
+        let mut len = 0;
+        let v = ffi::rocksdb_pinnableslice_value(pinned, &mut len);
+        value.clear();
+        value.extend_from_slice(util::slice(v.cast(), len));
+        ffi::rocksdb_pinnableslice_destroy(pinned);
+        Ok(true)
     }
-    // SAFETY: RocksDB error messages are NUL-terminated and malloc'ed.
-    let msg = unsafe { util::string_from(err) };
-    // SAFETY: allocated by RocksDB, freed once.
-    unsafe { ffi::rocksdb_free(err.cast()) };
-    Err(Error::new(msg))
+}
+
+/// The options the database was opened with, freed after it is closed.
+struct Owned(*mut ffi::rocksdb_options_t);
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        // SAFETY: created by RocksDB, freed once, after the database closed.
+        unsafe { ffi::rocksdb_options_destroy(self.0) }
+    }
 }
 
 /// An open RocksDB database.
 pub struct RocksDb {
-    db: *mut ffi::rocksdb_t,
-    options: *mut ffi::rocksdb_options_t,
-    read_options: *mut ffi::rocksdb_readoptions_t,
-    write_async: *mut ffi::rocksdb_writeoptions_t,
-    write_sync: *mut ffi::rocksdb_writeoptions_t,
+    // Field order matters: `h` (which closes the database) drops before
+    // `options`.
+    h: Handles<Types>,
+    _options: Owned,
     settings: Vec<(String, String)>,
 }
 
@@ -274,14 +343,10 @@ impl RocksDb {
         unsafe {
             let options = ffi::rocksdb_options_create();
             let mut engine = RocksDb {
-                db: ptr::null_mut(),
-                options,
-                read_options: ffi::rocksdb_readoptions_create(),
-                write_async: ffi::rocksdb_writeoptions_create(),
-                write_sync: ffi::rocksdb_writeoptions_create(),
+                h: Handles::new(&API),
+                _options: Owned(options),
                 settings: Vec::new(),
             };
-            ffi::rocksdb_writeoptions_set_sync(engine.write_sync, 1);
             ffi::rocksdb_options_set_create_if_missing(options, u8::from(cfg.create));
             ffi::rocksdb_options_set_write_buffer_size(options, cfg.write_buffer_size as usize);
             ffi::rocksdb_options_set_target_file_size_base(options, cfg.max_file_size);
@@ -305,64 +370,47 @@ impl RocksDb {
             ffi::rocksdb_cache_destroy(cache);
             ffi::rocksdb_block_based_options_destroy(table);
 
-            settings.extend([
-                setting(
-                    "level0_file_num_compaction_trigger (RocksDB default)",
-                    ffi::rocksdb_options_get_level0_file_num_compaction_trigger(options),
+            // RocksDB's own defaults for what the flags do not set.
+            type Getter = unsafe extern "C" fn(*mut ffi::rocksdb_options_t) -> c_int;
+            let defaults: [(&str, Getter); 6] = [
+                (
+                    "level0_file_num_compaction_trigger",
+                    ffi::rocksdb_options_get_level0_file_num_compaction_trigger,
                 ),
-                setting(
-                    "level0_slowdown_writes_trigger (RocksDB default)",
-                    ffi::rocksdb_options_get_level0_slowdown_writes_trigger(options),
+                (
+                    "level0_slowdown_writes_trigger",
+                    ffi::rocksdb_options_get_level0_slowdown_writes_trigger,
                 ),
-                setting(
-                    "level0_stop_writes_trigger (RocksDB default)",
-                    ffi::rocksdb_options_get_level0_stop_writes_trigger(options),
+                (
+                    "level0_stop_writes_trigger",
+                    ffi::rocksdb_options_get_level0_stop_writes_trigger,
                 ),
-                setting(
-                    "max_background_jobs (RocksDB default)",
-                    ffi::rocksdb_options_get_max_background_jobs(options),
+                (
+                    "max_background_jobs",
+                    ffi::rocksdb_options_get_max_background_jobs,
                 ),
-                setting(
-                    "max_write_buffer_number (RocksDB default)",
-                    ffi::rocksdb_options_get_max_write_buffer_number(options),
+                (
+                    "max_write_buffer_number",
+                    ffi::rocksdb_options_get_max_write_buffer_number,
                 ),
-                setting(
-                    "num_levels (RocksDB default)",
-                    ffi::rocksdb_options_get_num_levels(options),
-                ),
-                setting(
-                    "level_compaction_dynamic_level_bytes (RocksDB default)",
-                    ffi::rocksdb_options_get_level_compaction_dynamic_level_bytes(options) != 0,
-                ),
-            ]);
+                ("num_levels", ffi::rocksdb_options_get_num_levels),
+            ];
+            for (name, get) in defaults {
+                settings.push(setting(&format!("{name} (RocksDB default)"), get(options)));
+            }
+            settings.push(setting(
+                "level_compaction_dynamic_level_bytes (RocksDB default)",
+                ffi::rocksdb_options_get_level_compaction_dynamic_level_bytes(options) != 0,
+            ));
             if cfg.reuse_logs {
                 settings.push(setting("reuse_logs", "ignored (no RocksDB equivalent)"));
             }
 
             let mut err = ptr::null_mut();
-            engine.db = ffi::rocksdb_open(options, path.as_ptr(), &mut err);
-            check(err)?;
-            if engine.db.is_null() {
-                return Err(Error::new("rocksdb_open returned no database"));
-            }
+            let db = ffi::rocksdb_open(options, path.as_ptr(), &mut err);
+            engine.h.opened(db, err, "rocksdb_open")?;
             engine.settings = settings;
             Ok(engine)
-        }
-    }
-}
-
-impl Drop for RocksDb {
-    fn drop(&mut self) {
-        // SAFETY: each pointer was created by RocksDB and is freed once,
-        // the database first.
-        unsafe {
-            if !self.db.is_null() {
-                ffi::rocksdb_close(self.db);
-            }
-            ffi::rocksdb_options_destroy(self.options);
-            ffi::rocksdb_readoptions_destroy(self.read_options);
-            ffi::rocksdb_writeoptions_destroy(self.write_async);
-            ffi::rocksdb_writeoptions_destroy(self.write_sync);
         }
     }
 }
@@ -383,14 +431,11 @@ impl Engine for RocksDb {
     }
 
     fn session(&self) -> Result<Box<dyn Session + '_>> {
-        // SAFETY: creates a batch owned by the session.
-        let batch = unsafe { ffi::rocksdb_writebatch_create() };
-        Ok(Box::new(RocksDbSession { db: self, batch }))
+        Ok(self.h.session())
     }
 
     fn compact(&self) -> Result<()> {
-        // SAFETY: null bounds mean the whole key range.
-        unsafe { ffi::rocksdb_compact_range(self.db, ptr::null(), 0, ptr::null(), 0) };
+        self.h.compact();
         Ok(())
     }
 
@@ -398,196 +443,6 @@ impl Engine for RocksDb {
         let name = name
             .strip_prefix("leveldb.")
             .map_or(name.to_string(), |rest| format!("rocksdb.{rest}"));
-        let name = util::cstring(&name).ok()?;
-        // SAFETY: the database is open; the result is malloc'ed or null.
-        unsafe {
-            let v = ffi::rocksdb_property_value(self.db, name.as_ptr());
-            if v.is_null() {
-                return None;
-            }
-            let s = util::string_from(v);
-            ffi::rocksdb_free(v.cast());
-            Some(s)
-        }
-    }
-}
-
-struct RocksDbSession<'a> {
-    db: &'a RocksDb,
-    batch: *mut ffi::rocksdb_writebatch_t,
-}
-
-impl Drop for RocksDbSession<'_> {
-    fn drop(&mut self) {
-        // SAFETY: the batch was created by this session.
-        unsafe { ffi::rocksdb_writebatch_destroy(self.batch) };
-    }
-}
-
-impl RocksDbSession<'_> {
-    fn write_options(&self, sync: bool) -> *const ffi::rocksdb_writeoptions_t {
-        if sync {
-            self.db.write_sync
-        } else {
-            self.db.write_async
-        }
-    }
-}
-
-impl Session for RocksDbSession<'_> {
-    fn put(&mut self, key: &[u8], value: &[u8], sync: bool) -> Result<()> {
-        let mut err = ptr::null_mut();
-        // SAFETY: key and value outlive the call; RocksDB copies them.
-        unsafe {
-            ffi::rocksdb_put(
-                self.db.db,
-                self.write_options(sync),
-                key.as_ptr().cast(),
-                key.len(),
-                value.as_ptr().cast(),
-                value.len(),
-                &mut err,
-            );
-            check(err)
-        }
-    }
-
-    fn get(&mut self, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
-        let mut err = ptr::null_mut();
-        // SAFETY: the pinned slice (null when absent) is read, then destroyed.
-        unsafe {
-            let pinned = ffi::rocksdb_get_pinned(
-                self.db.db,
-                self.db.read_options,
-                key.as_ptr().cast(),
-                key.len(),
-                &mut err,
-            );
-            check(err)?;
-            if pinned.is_null() {
-                return Ok(false);
-            }
-            let mut len = 0;
-            let v = ffi::rocksdb_pinnableslice_value(pinned, &mut len);
-            value.clear();
-            value.extend_from_slice(util::slice(v.cast(), len));
-            ffi::rocksdb_pinnableslice_destroy(pinned);
-            Ok(true)
-        }
-    }
-
-    fn delete(&mut self, key: &[u8], sync: bool) -> Result<()> {
-        let mut err = ptr::null_mut();
-        // SAFETY: the key outlives the call.
-        unsafe {
-            ffi::rocksdb_delete(
-                self.db.db,
-                self.write_options(sync),
-                key.as_ptr().cast(),
-                key.len(),
-                &mut err,
-            );
-            check(err)
-        }
-    }
-
-    fn write(&mut self, batch: &Batch, sync: bool) -> Result<()> {
-        let mut err = ptr::null_mut();
-        // SAFETY: the batch belongs to this session; RocksDB copies the bytes.
-        unsafe {
-            ffi::rocksdb_writebatch_clear(self.batch);
-            for op in batch.iter() {
-                match op {
-                    BatchOp::Put(k, v) => ffi::rocksdb_writebatch_put(
-                        self.batch,
-                        k.as_ptr().cast(),
-                        k.len(),
-                        v.as_ptr().cast(),
-                        v.len(),
-                    ),
-                    BatchOp::Delete(k) => {
-                        ffi::rocksdb_writebatch_delete(self.batch, k.as_ptr().cast(), k.len())
-                    }
-                }
-            }
-            ffi::rocksdb_write(self.db.db, self.write_options(sync), self.batch, &mut err);
-            check(err)
-        }
-    }
-
-    fn iter(&mut self) -> Result<Box<dyn EngineIter + '_>> {
-        // SAFETY: the iterator is destroyed before the database (it borrows it).
-        let it = unsafe { ffi::rocksdb_create_iterator(self.db.db, self.db.read_options) };
-        if it.is_null() {
-            return Err(Error::new("rocksdb_create_iterator failed"));
-        }
-        Ok(Box::new(RocksDbIter { it, _db: self.db }))
-    }
-}
-
-struct RocksDbIter<'a> {
-    it: *mut ffi::rocksdb_iterator_t,
-    _db: &'a RocksDb,
-}
-
-impl Drop for RocksDbIter<'_> {
-    fn drop(&mut self) {
-        // SAFETY: created by `rocksdb_create_iterator`, destroyed once.
-        unsafe { ffi::rocksdb_iter_destroy(self.it) };
-    }
-}
-
-impl EngineIter for RocksDbIter<'_> {
-    fn seek_to_first(&mut self) {
-        // SAFETY: valid iterator.
-        unsafe { ffi::rocksdb_iter_seek_to_first(self.it) }
-    }
-    fn seek_to_last(&mut self) {
-        // SAFETY: valid iterator.
-        unsafe { ffi::rocksdb_iter_seek_to_last(self.it) }
-    }
-    fn seek(&mut self, key: &[u8]) {
-        // SAFETY: valid iterator; the key is copied.
-        unsafe { ffi::rocksdb_iter_seek(self.it, key.as_ptr().cast(), key.len()) }
-    }
-    fn next(&mut self) {
-        if self.valid() {
-            // SAFETY: valid and positioned.
-            unsafe { ffi::rocksdb_iter_next(self.it) }
-        }
-    }
-    fn prev(&mut self) {
-        if self.valid() {
-            // SAFETY: valid and positioned.
-            unsafe { ffi::rocksdb_iter_prev(self.it) }
-        }
-    }
-    fn valid(&self) -> bool {
-        // SAFETY: valid iterator.
-        unsafe { ffi::rocksdb_iter_valid(self.it) != 0 }
-    }
-    fn key(&self) -> &[u8] {
-        if !self.valid() {
-            return &[];
-        }
-        let mut len = 0;
-        // SAFETY: positioned; the key stays valid until the iterator moves.
-        unsafe { util::slice(ffi::rocksdb_iter_key(self.it, &mut len).cast(), len) }
-    }
-    fn value(&self) -> &[u8] {
-        if !self.valid() {
-            return &[];
-        }
-        let mut len = 0;
-        // SAFETY: as for `key`.
-        unsafe { util::slice(ffi::rocksdb_iter_value(self.it, &mut len).cast(), len) }
-    }
-    fn status(&self) -> Result<()> {
-        let mut err = ptr::null_mut();
-        // SAFETY: valid iterator; the error is freed by `check`.
-        unsafe {
-            ffi::rocksdb_iter_get_error(self.it, &mut err);
-            check(err)
-        }
+        self.h.property(&name)
     }
 }

@@ -26,18 +26,20 @@ pub struct ShaleEngine {
 impl ShaleEngine {
     /// Opens (or creates) the database in `cfg.path`.
     pub fn open(cfg: &EngineConfig) -> Result<ShaleEngine> {
-        let mut opts = shale::Options::default();
-        opts.create_if_missing = cfg.create;
-        opts.write_buffer_size = cfg.write_buffer_size as usize;
-        opts.max_open_files = cfg.open_files.max(0) as usize;
-        opts.block_size = cfg.block_size as usize;
-        opts.max_file_size = cfg.max_file_size as usize;
-        opts.compression = if cfg.compression {
-            shale::CompressionType::Snappy
-        } else {
-            shale::CompressionType::None
+        let mut opts = shale::Options {
+            create_if_missing: cfg.create,
+            write_buffer_size: cfg.write_buffer_size as usize,
+            max_open_files: cfg.open_files.max(0) as usize,
+            block_size: cfg.block_size as usize,
+            max_file_size: cfg.max_file_size as usize,
+            compression: if cfg.compression {
+                shale::CompressionType::Snappy
+            } else {
+                shale::CompressionType::None
+            },
+            reuse_logs: cfg.reuse_logs,
+            ..Default::default()
         };
-        opts.reuse_logs = cfg.reuse_logs;
         if let Some(bytes) = cfg.cache_size {
             opts.block_cache = Some(shale::Cache::new(bytes as usize));
         }

@@ -4,7 +4,9 @@
 //! (128 MB by default); the table created with `prefix_compression=false,
 //! checksum=off`, 16 KB internal and leaf pages with `memory_page_max` at 90%
 //! of the cache (4 KB pages and `memory_page_max` = cache below 10 MB), LSM
-//! chunks of 20 MB, and `block_compressor=snappy` when the snappy extension
+//! chunks of 20 MB (smaller when the cache cannot hold three of them, which
+//! WiredTiger requires: 1.3 MB chunks in a 4 MB cache), and
+//! `block_compressor=snappy` when the snappy extension
 //! is installed (otherwise no compression, said in the settings); a bulk
 //! cursor for sequential loads of a fresh table from one thread.
 //!
@@ -144,6 +146,25 @@ pub(crate) mod ffi {
 
 const DEFAULT_CACHE: u64 = 128 << 20;
 const SMALL_CACHE: u64 = 10 << 20;
+/// The write-up's LSM chunk size.
+const LSM_CHUNK_MAX: u64 = 20 << 20;
+/// WiredTiger's smallest accepted `lsm=(chunk_size)`.
+const LSM_CHUNK_MIN: u64 = 512 << 10;
+/// WiredTiger's default `lsm=(merge_max)`.
+const LSM_MERGE_MAX: u64 = 15;
+
+/// The LSM chunk size for a connection cache of `cache` bytes and leaf pages
+/// of `leaf` bytes: the write-up's 20 MB, or less when the cache is too small
+/// for it. WiredTiger refuses to open an LSM tree unless the cache holds
+/// three chunks plus one leaf page per participant of three merges
+/// (`3 * chunk + 3 * merge_max * leaf`); `None` when even the smallest chunk
+/// does not fit.
+fn lsm_chunk_size(cache: u64, leaf: u64) -> Option<u64> {
+    let fit = cache.checked_sub(3 * LSM_MERGE_MAX * leaf)? / 3;
+    // Whole KB, as WiredTiger prints sizes.
+    let chunk = LSM_CHUNK_MAX.min(fit) & !1023;
+    (chunk >= LSM_CHUNK_MIN).then_some(chunk)
+}
 
 fn wt_err(what: &str, rc: c_int) -> Error {
     // SAFETY: returns a static (or thread-local) message.
@@ -244,6 +265,11 @@ impl WiredTiger {
         let uri = if lsm { "lsm:dbbench" } else { "table:dbbench" };
         let mut table =
             String::from("key_format=u,value_format=u,prefix_compression=false,checksum=off");
+        let leaf: u64 = if cache < SMALL_CACHE {
+            4 << 10
+        } else {
+            16 << 10
+        };
         if cache < SMALL_CACHE {
             table.push_str(&format!(
                 ",internal_page_max=4kb,leaf_page_max=4kb,memory_page_max={cache}"
@@ -255,18 +281,19 @@ impl WiredTiger {
             ));
         }
         if lsm {
-            let mut parts = Vec::new();
-            if cache > SMALL_CACHE {
-                parts.push("chunk_size=20MB".to_string());
-            }
+            let chunk = lsm_chunk_size(cache, leaf).ok_or_else(|| {
+                Error::new(format!(
+                    "a WiredTiger LSM tree needs a cache of at least {} bytes; --cache_size={cache}",
+                    3 * LSM_CHUNK_MIN + 3 * LSM_MERGE_MAX * leaf
+                ))
+            })?;
+            let mut parts = vec![format!("chunk_size={chunk}")];
             match cfg.bloom_bits {
                 Some(0) => parts.push("bloom=false".to_string()),
                 Some(b) => parts.push(format!("bloom_bit_count={b}")),
                 None => {}
             }
-            if !parts.is_empty() {
-                table.push_str(&format!(",lsm=({})", parts.join(",")));
-            }
+            table.push_str(&format!(",lsm=({})", parts.join(",")));
         }
         if snappy {
             table.push_str(",block_compressor=snappy");
@@ -307,7 +334,7 @@ impl WiredTiger {
             ),
             setting(
                 "write cursor",
-                "overwrite=true; bulk=true for fillseq/fillbatch on a fresh table, 1 thread",
+                "overwrite=true; bulk=true for fillseq/fillbatch/putseq on a fresh table, 1 thread, asynchronous writes",
             ),
             setting("batches", "one transaction per batch"),
             setting("compact", "WT_SESSION::compact"),
