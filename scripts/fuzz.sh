@@ -27,7 +27,7 @@ for t in "${TARGETS[@]}"; do
   # A single allocation over 256 MB is reported as a crash: no input may make
   # a decoder allocate more than its file's size allows.
   if ! cargo +nightly fuzz run -a "$t" "work/$t" "corpus/$t" -- \
-      -max_total_time="$SECONDS_PER_TARGET" -max_len=65536 -timeout=20 \
+      -max_total_time="$SECONDS_PER_TARGET" -max_len=65536 -timeout=60 \
       -rss_limit_mb=2048 -malloc_limit_mb=256 -print_final_stats=1; then
     echo "!! $t failed; reproducer in fuzz/artifacts/$t/" >&2
     status=1
