@@ -714,7 +714,7 @@ fn bangdb_job(id: &'static str, benches: &[&'static str], n: u64, threads: u32, 
     j.value_size = 16;
     j.threads = threads;
     j.memory = Memory::Defaults;
-    j.timeseries = Some(if size.quick { 0.1 } else { 1.0 });
+    j.timeseries = Some(if size.quick { 0.05 } else { 1.0 });
     j
 }
 
