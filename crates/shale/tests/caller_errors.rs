@@ -330,3 +330,47 @@ fn a_file_numbered_at_the_top_of_the_range_is_corruption() {
     // Repair does not panic on it either.
     let _ = shale::repair(DIR, &options(&fs));
 }
+
+/// A database whose MANIFEST says the last sequence numbers are used takes
+/// the writes that still fit and refuses the rest, without harm to what it
+/// holds: sequence numbers never wrap.
+#[test]
+fn writes_past_the_last_sequence_number_are_refused() {
+    use shale::keys::MAX_SEQUENCE_NUMBER;
+    use shale::log;
+    use shale::version::edit::VersionEdit;
+    use shale::version::filename::{descriptor_file_name, set_current_file};
+
+    let fs = MemFs::new();
+    let dir = Path::new("/db");
+    fs.create_dir_all(dir).unwrap();
+    let edit = VersionEdit {
+        comparator: Some("leveldb.BytewiseComparator".into()),
+        log_number: Some(0),
+        next_file_number: Some(2),
+        last_sequence: Some(MAX_SEQUENCE_NUMBER - 2),
+        ..Default::default()
+    };
+    let mut record = Vec::new();
+    edit.encode(&mut record);
+    let mut w = log::Writer::new(fs.new_writable_file(&descriptor_file_name(dir, 1)).unwrap());
+    w.add_record(&record).unwrap();
+    w.close().unwrap();
+    set_current_file(&fs, dir, 1).unwrap();
+
+    let db = Db::open(dir, options(&fs)).unwrap();
+    db.put(b"a", b"1").unwrap();
+    db.put(b"b", b"2").unwrap();
+    let e = db.put(b"c", b"3").unwrap_err();
+    assert!(e.to_string().contains("sequence numbers exhausted"), "{e}");
+    let mut batch = WriteBatch::new();
+    batch.put(b"d", b"4").unwrap();
+    assert!(db.write(&WriteOptions::default(), &batch).is_err());
+    assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(db.get(b"b").unwrap().as_deref(), Some(&b"2"[..]));
+    assert_eq!(db.get(b"c").unwrap(), None);
+    drop(db);
+    let db = Db::open(dir, options(&fs)).unwrap();
+    assert_eq!(db.get(b"b").unwrap().as_deref(), Some(&b"2"[..]));
+    assert_eq!(db.get(b"c").unwrap(), None);
+}

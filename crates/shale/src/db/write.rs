@@ -17,6 +17,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 use crate::batch::WriteBatch;
 use crate::db::core::{insert_into, DbInner, State};
 use crate::error::{Error, Result};
+use crate::keys::MAX_SEQUENCE_NUMBER;
 use crate::log;
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
@@ -93,6 +94,19 @@ impl DbInner {
             take_group(&mut st, &mut group, sync, &mut members);
             let last = st.versions.last_sequence;
             let count = u64::from(group.count());
+            if last
+                .checked_add(count)
+                .is_none_or(|end| end > MAX_SEQUENCE_NUMBER)
+            {
+                // Only a database recovered from files that claim the last
+                // sequence numbers gets here; its writes are refused, as a
+                // wrapped sequence number would reorder history.
+                result = Err(Error::InvalidArgument(format!(
+                    "{}: sequence numbers exhausted (last used {last}, {count} more asked)",
+                    self.dir.display()
+                )));
+                return self.finish_group(st, members, result);
+            }
             group.set_sequence(last + 1);
             let mem = st.mem.clone();
             drop(st);
@@ -108,6 +122,17 @@ impl DbInner {
                 }
             }
         }
+        self.finish_group(st, members, result)
+    }
+
+    /// Ends a leader's turn: hands `result` to the members of its group,
+    /// frees the write path and wakes the next leader.
+    fn finish_group(
+        &self,
+        mut st: MutexGuard<'_, State>,
+        members: Vec<Arc<Writer>>,
+        result: Result<()>,
+    ) -> Result<()> {
         for member in members {
             *member.done.lock() = Some(match &result {
                 Ok(()) => Ok(()),
