@@ -48,6 +48,20 @@ pub fn rows_from_points(points: &[(f64, u64)]) -> Vec<Row> {
     rows
 }
 
+/// Adds the sample taken when the benchmark ended. A final interval shorter
+/// than half the sampling interval is merged into the one before it (the
+/// previous sample is replaced), so that a benchmark ending just after a tick
+/// does not show a spurious dip or spike over a few milliseconds.
+pub fn push_final(points: &mut Vec<(f64, u64)>, last: (f64, u64), interval: f64) {
+    if points
+        .last()
+        .is_some_and(|&(t, _)| last.0 - t < interval / 2.0)
+    {
+        points.pop();
+    }
+    points.push(last);
+}
+
 /// A thread that sums the per-thread counters every interval.
 pub struct Sampler {
     stop: mpsc::Sender<()>,
@@ -77,7 +91,11 @@ impl Sampler {
                 );
                 let t = start.elapsed().as_secs_f64();
                 let ops: u64 = counters.iter().map(|c| c.0.load(Ordering::Relaxed)).sum();
-                points.push((t, ops));
+                if done {
+                    push_final(&mut points, (t, ops), interval.as_secs_f64());
+                } else {
+                    points.push((t, ops));
+                }
                 if let Some(label) = &live_label {
                     let rate = if t > prev.0 {
                         ops.saturating_sub(prev.1) as f64 / (t - prev.0)
@@ -151,6 +169,18 @@ mod tests {
         assert_eq!(rows[1].interval_ops_per_sec, 0.0); // a stall
         assert_eq!(rows[2].interval_ops_per_sec, 200.0);
         assert_eq!(rows[2].ops, 200);
+    }
+
+    #[test]
+    fn a_short_final_interval_joins_the_one_before() {
+        let mut p = vec![(1.0, 100), (2.0, 200)];
+        push_final(&mut p, (2.1, 200), 1.0);
+        assert_eq!(p, [(1.0, 100), (2.1, 200)], "no zero-rate tail");
+        push_final(&mut p, (3.0, 290), 1.0);
+        assert_eq!(p, [(1.0, 100), (2.1, 200), (3.0, 290)]);
+        let mut alone = Vec::new();
+        push_final(&mut alone, (0.2, 50), 1.0);
+        assert_eq!(alone, [(0.2, 50)]);
     }
 
     #[test]
