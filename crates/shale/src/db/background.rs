@@ -136,15 +136,20 @@ impl DbInner {
         };
         let base = st.versions.current();
         let mut edit = VersionEdit::default();
-        self.write_level0_table(st, &imm, &mut edit, Some(&base))?;
-        if self.shutting_down.load(AtomicOrdering::Acquire) {
-            return Err(Error::Background(
+        let number = self.write_level0_table(st, &imm, &mut edit, Some(&base))?;
+        let result = if self.shutting_down.load(AtomicOrdering::Acquire) {
+            Err(Error::Background(
                 "shutting down during a memtable flush".into(),
-            ));
-        }
-        edit.prev_log_number = Some(0);
-        edit.log_number = Some(st.logfile_number);
-        self.apply_edit(st, &mut edit)?;
+            ))
+        } else {
+            edit.prev_log_number = Some(0);
+            edit.log_number = Some(st.logfile_number);
+            self.apply_edit(st, &mut edit)
+        };
+        // Installed (or failed): the new table needs no protection any more.
+        // (A flush may run inside a compaction, whose outputs stay pending.)
+        st.pending_outputs.remove(&number);
+        result?;
         st.imm = None;
         self.has_imm.store(false, AtomicOrdering::Release);
         self.install_super_version(st);
@@ -154,13 +159,15 @@ impl DbInner {
 
     /// Writes `mem` to a new table and adds it to `edit`, at level 0 or deeper
     /// when `base` shows it overlaps nothing there. Unlocks while writing.
+    /// Returns the file number, which stays in `pending_outputs` (so the
+    /// file is never deleted) until the caller has installed `edit`.
     pub(crate) fn write_level0_table(
         &self,
         st: &mut MutexGuard<'_, State>,
         mem: &Arc<MemTable>,
         edit: &mut VersionEdit,
         base: Option<&Arc<Version>>,
-    ) -> Result<()> {
+    ) -> Result<u64> {
         let start = Instant::now();
         let number = st.versions.new_file_number();
         st.pending_outputs.insert(number);
@@ -175,8 +182,12 @@ impl DbInner {
                 number,
             )
         });
-        st.pending_outputs.remove(&number);
-        let meta = meta?;
+        // On success the number stays pending until the caller's version
+        // edit is installed: the MANIFEST write runs unlocked, and until then
+        // no version names the file.
+        let meta = meta.inspect_err(|_| {
+            st.pending_outputs.remove(&number);
+        })?;
         let mut level = 0;
         if meta.file_size > 0 {
             if let Some(base) = base {
@@ -194,7 +205,7 @@ impl DbInner {
             st.stats[level].bytes_written += meta.file_size;
             edit.new_files.push((level as u32, meta));
         }
-        Ok(())
+        Ok(number)
     }
 
     fn do_compaction_work(&self, st: &mut MutexGuard<'_, State>, c: &mut Compaction) -> Result<()> {

@@ -649,6 +649,8 @@ impl DbInner {
             st.versions.log_and_apply(&mut edit)?;
         }
         fs.sync_dir(&self.dir)?;
+        // The tables recovery wrote are in the installed version now.
+        st.pending_outputs.clear();
         self.visible_sequence
             .store(st.versions.last_sequence, Ordering::Release);
         self.install_super_version(&st);
@@ -668,7 +670,7 @@ impl DbInner {
             return Ok(());
         }
         let mem = std::mem::replace(&mut st.mem, Arc::new(MemTable::new(self.icmp.clone())));
-        self.write_level0_table(st, &mem, edit, None)
+        self.write_level0_table(st, &mem, edit, None).map(|_| ())
     }
 
     /// Opens log `number`, which ends cleanly after `len` bytes, for
