@@ -10,6 +10,10 @@
 //! `histogram`), and every engine adapter (`engines`) reports the settings it
 //! ran with. The driver (`runner`) adds what a report needs beside speed:
 //! device bytes written, database size, peak memory and throughput over time.
+//! `benchmarks` lists every benchmark name it accepts: LevelDB's, and the
+//! few added for the report's studies (BangDB's split put/get, SQLite4's
+//! `lsmiter`); the contract with the report generator is tested in
+//! `tests/report_contract.rs`.
 
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
