@@ -103,7 +103,7 @@ fn log_file(data: &[u8]) {
             initial_offset,
         );
         let mut scratch = Vec::new();
-        // Every record but an empty one takes at least a header and a byte.
+        // Every record, even an empty one, takes at least a fragment header.
         let mut budget = data.len() + 1;
         while let Ok(Some(record)) = reader.read_record(&mut scratch) {
             assert!(record.len() <= data.len(), "a record longer than its file");
