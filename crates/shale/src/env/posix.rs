@@ -179,25 +179,28 @@ struct PosixMappedLog {
     pos: usize,
 }
 
+/// The error for a use of a file after `close`.
+fn closed_file(path: &Path) -> Error {
+    Error::io(path, std::io::Error::other("use of a closed file"))
+}
+
 impl PosixMappedLog {
-    fn io_err(&self, e: std::io::Error) -> Error {
-        Error::io(&self.path, e)
+    /// The open file, or an error naming it after `close`.
+    fn file(&self) -> Result<&File> {
+        self.file.as_ref().ok_or_else(|| closed_file(&self.path))
     }
 
     /// Reserves and maps the next chunk after the data written so far.
     fn next_chunk(&mut self, at_least: usize) -> Result<()> {
-        let path = self.path.clone();
-        let file = self
-            .file
-            .as_ref()
-            .ok_or_else(|| Error::io(&path, std::io::Error::other("write to a closed file")))?;
+        let path = &self.path;
+        let file = self.file()?;
         let offset = self.map_offset + self.pos as u64;
         // Mappings start at page boundaries: begin the chunk at the page
         // holding `offset` (the bytes before it in that page are already
         // written and are mapped again unchanged).
         let start = offset & !(page_size() as u64 - 1);
         let len = (LOG_CHUNK + (offset - start) as usize).max(at_least + (offset - start) as usize);
-        reserve(file, start, len as u64).map_err(|e| Error::io(&path, e))?;
+        reserve(file, start, len as u64).map_err(|e| Error::io(path, e))?;
         // SAFETY: the mapping is of bytes reserved just above in a file this
         // handle created and owns (no other writer in the engine); it is
         // dropped before the file is trimmed, and the engine never truncates
@@ -208,7 +211,7 @@ impl PosixMappedLog {
                 .len(len)
                 .map_mut(file)
         }
-        .map_err(|e| Error::io(&path, e))?;
+        .map_err(|e| Error::io(path, e))?;
         // The old mapping's pages stay dirty in the page cache, where the
         // next fdatasync finds them.
         self.map = Some(map);
@@ -257,12 +260,9 @@ impl WritableFile for PosixMappedLog {
                 // Large pieces go through the kernel: faulting every page of
                 // the mapping in for writing costs more than one `pwrite`.
                 let at = self.map_offset + self.pos as u64;
-                let path = &self.path;
-                let file = self.file.as_ref().ok_or_else(|| {
-                    Error::io(path, std::io::Error::other("write to a closed file"))
-                })?;
-                file.write_all_at(&data[..n], at)
-                    .map_err(|e| Error::io(path, e))?;
+                self.file()?
+                    .write_all_at(&data[..n], at)
+                    .map_err(|e| Error::io(&self.path, e))?;
             } else {
                 let Some(map) = self.map.as_mut() else {
                     continue;
@@ -283,11 +283,9 @@ impl WritableFile for PosixMappedLog {
     /// fdatasync writes back every dirty page of the file, those dirtied
     /// through a mapping included, and the reserved size.
     fn sync(&mut self) -> Result<()> {
-        let file = self
-            .file
-            .as_ref()
-            .ok_or_else(|| self.io_err(std::io::Error::other("sync of a closed file")))?;
-        file.sync_data().map_err(|e| self.io_err(e))
+        self.file()?
+            .sync_data()
+            .map_err(|e| Error::io(&self.path, e))
     }
 
     fn close(&mut self) -> Result<()> {
@@ -296,7 +294,7 @@ impl WritableFile for PosixMappedLog {
         };
         self.map = None;
         file.set_len(self.map_offset + self.pos as u64)
-            .map_err(|e| self.io_err(e))
+            .map_err(|e| Error::io(&self.path, e))
     }
 }
 
@@ -322,9 +320,7 @@ struct PosixWritable {
 impl PosixWritable {
     fn file(&mut self) -> Result<&mut File> {
         let path = &self.path;
-        self.file
-            .as_mut()
-            .ok_or_else(|| Error::io(path, std::io::Error::other("write to a closed file")))
+        self.file.as_mut().ok_or_else(|| closed_file(path))
     }
 
     fn write_out(&mut self, data: &[u8]) -> Result<()> {

@@ -154,11 +154,7 @@ pub fn read_block_contents(
     let n = checked_block_len(handle, file_size)?;
     match read_block_raw(file, handle.offset, n, verify_checksums)? {
         RawBlock::Owned(data) => Ok(data),
-        RawBlock::Mapped(start) => Ok(file
-            .mapped()
-            .and_then(|m| m.get(start..start + n))
-            .map(<[u8]>::to_vec)
-            .unwrap_or_default()),
+        RawBlock::Mapped { contents, .. } => Ok(contents.to_vec()),
     }
 }
 
@@ -176,7 +172,7 @@ pub fn read_block_shared(
     let n = checked_block_len(handle, file_size)?;
     match read_block_raw(&**file, handle.offset, n, verify_checksums)? {
         RawBlock::Owned(data) => Ok((Block::new(data)?, true)),
-        RawBlock::Mapped(start) => {
+        RawBlock::Mapped { start, .. } => {
             let whole = Bytes::from_owner(MappedFile(Arc::clone(file)));
             if whole.len() < start + n {
                 return Err(Error::bad_data("truncated block read"));
@@ -215,11 +211,11 @@ fn checked_block_len(handle: &BlockHandle, file_size: u64) -> Result<usize> {
 }
 
 /// A block's contents, checked and decompressed.
-enum RawBlock {
+enum RawBlock<'a> {
     /// In a buffer of their own.
     Owned(Vec<u8>),
-    /// Stored uncompressed in the file's mapping, `n` bytes from this offset.
-    Mapped(usize),
+    /// Stored uncompressed in the file's mapping, from offset `start`.
+    Mapped { start: usize, contents: &'a [u8] },
 }
 
 /// Reads the `n` bytes of contents at `offset` and their trailer: from the
@@ -230,7 +226,7 @@ fn read_block_raw(
     offset: u64,
     n: usize,
     verify_checksums: bool,
-) -> Result<RawBlock> {
+) -> Result<RawBlock<'_>> {
     if let Some(map) = file.mapped() {
         let start = usize::try_from(offset)
             .ok()
@@ -242,7 +238,10 @@ fn read_block_raw(
         let raw = &map[start..start + n + BLOCK_TRAILER_SIZE];
         return Ok(match decode_block(raw, n, verify_checksums)? {
             Some(decompressed) => RawBlock::Owned(decompressed),
-            None => RawBlock::Mapped(start),
+            None => RawBlock::Mapped {
+                start,
+                contents: &raw[..n],
+            },
         });
     }
     let mut buf = vec![0u8; n + BLOCK_TRAILER_SIZE];
