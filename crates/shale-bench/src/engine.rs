@@ -139,6 +139,8 @@ pub struct EngineConfig {
     pub kyoto_zcomp: String,
     /// LMDB: map size in bytes.
     pub lmdb_map_size: u64,
+    /// RocksDB: read tables through memory maps.
+    pub mmap_read: bool,
 }
 
 impl EngineConfig {
@@ -158,6 +160,7 @@ impl EngineConfig {
             threads: flags.threads,
             sync_writes: false,
             wt_log: flags.wt_log,
+            mmap_read: flags.mmap_read,
             kyoto_zcomp: flags.kyoto_zcomp.clone(),
             lmdb_map_size: flags.lmdb_map_size,
         }

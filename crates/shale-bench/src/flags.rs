@@ -86,6 +86,13 @@ pub struct Flags {
     pub iter_ops: u64,
     /// `lsmiter`: sleep after each iteration, milliseconds (not timed).
     pub pause_ms: u64,
+    /// Time cap of each benchmark in seconds (RocksDB db_bench's
+    /// `--duration`): a benchmark still running after this long stops and
+    /// reports the operations it finished. 0: no cap.
+    pub duration: u64,
+    /// RocksDB: read tables through memory maps (`allow_mmap_reads`), as
+    /// LevelDB and Shale do.
+    pub mmap_read: bool,
 }
 
 impl Default for Flags {
@@ -125,6 +132,8 @@ impl Default for Flags {
             iterations: 200,
             iter_ops: 50_000,
             pause_ms: 0,
+            duration: 0,
+            mmap_read: true,
         }
     }
 }
@@ -303,6 +312,8 @@ where
             "iterations" => f.iterations = int_in(arg, value, 1, I32_MAX)? as u64,
             "iter_ops" => f.iter_ops = int_in(arg, value, 1, I32_MAX)? as u64,
             "pause_ms" => f.pause_ms = int_in(arg, value, 0, 86_400_000)? as u64,
+            "duration" => f.duration = int_in(arg, value, 0, 86_400 * 365)? as u64,
+            "mmap_read" => f.mmap_read = boolean(arg, value)?,
             _ => return Err(FlagError::Invalid(format!("unknown flag '{arg}'"))),
         }
     }
@@ -385,6 +396,11 @@ pub fn usage() -> String {
         ("iterations", format!("{} (lsmiter)", d.iterations)),
         ("iter_ops", format!("{} (lsmiter)", d.iter_ops)),
         ("pause_ms", format!("{} (lsmiter)", d.pause_ms)),
+        (
+            "duration",
+            "0 (seconds; each benchmark stops after this long; 0: no cap)".into(),
+        ),
+        ("mmap_read", "1 (rocksdb: allow_mmap_reads)".into()),
     ];
     for (name, default) in ours {
         s.push_str(&format!("  --{name}=  (default {default})\n"));

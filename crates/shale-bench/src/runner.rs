@@ -674,9 +674,17 @@ impl<'f> Runner<'f> {
                             readers_done,
                         };
                         ctx.stats.set_tracker(tracker);
+                        ctx.stats.set_duration(f.duration);
                         ctx.stats.start();
                         let r = ctx.run(method, &p);
                         ctx.stats.stop();
+                        if ctx.stats.expired() {
+                            let cap = ctx.stats.duration_cap().unwrap_or(0);
+                            let done = ctx.stats.done();
+                            ctx.stats.add_message(&format!(
+                                "(stopped by --duration={cap} after {done} ops)"
+                            ));
+                        }
                         if method == Method::ReadWhileWriting && tid > 0 {
                             readers_done.fetch_add(1, Ordering::SeqCst);
                         }
@@ -876,7 +884,7 @@ impl ThreadCtx<'_> {
         let mut batch = Batch::new();
         let mut bytes: u64 = 0;
         let mut i = range.start;
-        while i < range.end {
+        while i < range.end && !self.stats.expired() {
             let single = p.entries_per_batch == 1;
             if !single {
                 batch.clear();
@@ -921,8 +929,12 @@ impl ThreadCtx<'_> {
         let mut key = self.key_buffer();
         let mut value = Vec::new();
         let (mut found, mut bytes) = (0u64, 0u64);
-        let looked_up = range.end - range.start;
+        let mut looked_up = 0;
         for k in range {
+            if self.stats.expired() {
+                break;
+            }
+            looked_up += 1;
             let kb = key.set(k);
             if self.session.get(kb, &mut value)? {
                 found += 1;
@@ -945,7 +957,7 @@ impl ThreadCtx<'_> {
             } else {
                 it.seek_to_first();
             }
-            while done < p.reads && it.valid() {
+            while done < p.reads && it.valid() && !self.stats.expired() {
                 bytes += (it.key().len() + it.value().len()) as u64;
                 self.stats.finished_single_op();
                 done += 1;
@@ -966,8 +978,12 @@ impl ThreadCtx<'_> {
         let mut key = self.key_buffer();
         let mut value = Vec::new();
         let mut found = 0u64;
-        let looked_up = range.end - range.start;
+        let mut looked_up = 0;
         for _ in range {
+            if self.stats.expired() {
+                break;
+            }
+            looked_up += 1;
             let k = self.random_key();
             if self.session.get(key.set(k), &mut value)? {
                 found += 1;
@@ -988,6 +1004,9 @@ impl ThreadCtx<'_> {
         let mut key = self.key_buffer();
         let mut value = Vec::new();
         for _ in 0..p.reads {
+            if self.stats.expired() {
+                break;
+            }
             let k = self.random_key();
             let kb = key.set(k);
             // One byte short of a real key: never present.
@@ -1002,6 +1021,9 @@ impl ThreadCtx<'_> {
         let mut value = Vec::new();
         let range = (self.flags.num.saturating_add(99) / 100).max(1);
         for _ in 0..p.reads {
+            if self.stats.expired() {
+                break;
+            }
             let k = u64::from(self.rand.uniform(range));
             self.session.get(key.set(k), &mut value)?;
             self.stats.finished_single_op();
@@ -1013,6 +1035,9 @@ impl ThreadCtx<'_> {
         let mut key = self.key_buffer();
         let mut found = 0u64;
         for _ in 0..p.reads {
+            if self.stats.expired() {
+                break;
+            }
             let k = self.random_key();
             let kb = key.set(k);
             let mut it = self.session.iter()?;
@@ -1037,6 +1062,9 @@ impl ThreadCtx<'_> {
         {
             let mut it = self.session.iter()?;
             for _ in 0..p.reads {
+                if self.stats.expired() {
+                    break;
+                }
                 k = (k + u64::from(self.rand.uniform(100))) % num;
                 let kb = key.set(k);
                 it.seek(kb);

@@ -132,6 +132,12 @@ pub struct Stats {
     histogram: bool,
     progress: bool,
     tracker: Option<OpTracker>,
+    /// Time cap of one run (`--duration`), if any.
+    cap: Option<std::time::Duration>,
+    /// When the running benchmark must stop (start + `cap`).
+    deadline: Option<std::time::Instant>,
+    /// The deadline has passed.
+    expired: bool,
 }
 
 impl Stats {
@@ -153,6 +159,9 @@ impl Stats {
             histogram,
             progress,
             tracker: None,
+            cap: None,
+            deadline: None,
+            expired: false,
         };
         s.start();
         s
@@ -163,8 +172,29 @@ impl Stats {
         self.tracker = tracker;
     }
 
+    /// Caps each run at `seconds` (0: no cap); see [`Stats::expired`].
+    pub fn set_duration(&mut self, seconds: u64) {
+        self.cap = (seconds > 0).then(|| std::time::Duration::from_secs(seconds));
+        self.deadline = self.cap.map(|c| std::time::Instant::now() + c);
+        self.expired = false;
+    }
+
+    /// The run has gone on for longer than its cap (checked every 64
+    /// operations); the benchmark loop stops when this turns true.
+    #[inline]
+    pub fn expired(&self) -> bool {
+        self.expired
+    }
+
+    /// The cap in seconds, when one is set.
+    pub fn duration_cap(&self) -> Option<u64> {
+        self.cap.map(|c| c.as_secs())
+    }
+
     /// Resets the counters and starts the clock.
     pub fn start(&mut self) {
+        self.deadline = self.cap.map(|c| std::time::Instant::now() + c);
+        self.expired = false;
         self.next_report = 100;
         self.hist.clear();
         self.done = 0;
@@ -278,6 +308,11 @@ impl Stats {
             self.last_op_finish = now;
         }
         self.done += 1;
+        if let Some(d) = self.deadline {
+            if self.done.is_multiple_of(64) && std::time::Instant::now() >= d {
+                self.expired = true;
+            }
+        }
         if let Some(t) = &self.tracker {
             match t {
                 OpTracker::Counter(c) => c.0.store(self.done, Ordering::Relaxed),

@@ -148,6 +148,9 @@ fn bad_values_are_errors() {
     for bad in [
         "--num=abc",
         "--num=-1",
+        "--duration=-1",
+        "--duration=1.5",
+        "--mmap_read=2",
         "--num=3000000000",
         "--num=10x",
         "--threads=0",

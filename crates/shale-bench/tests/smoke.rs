@@ -421,3 +421,33 @@ fn foreign_directories_are_not_deleted() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("refusing to delete"));
     assert!(dir.path().join("precious.txt").exists());
 }
+
+#[test]
+fn duration_stops_a_benchmark_and_says_after_how_many_ops() {
+    let Some(kind) = some_engine() else {
+        eprintln!("no engine in this build; skipping");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Far more writes and reads than one second allows, on any machine.
+    let stdout = run_ok(&[
+        format!("--engine={}", kind.name()),
+        format!("--db={}", dir.path().join("db").display()),
+        "--benchmarks=fillrandom,readrandom".to_string(),
+        "--num=2000000000".to_string(),
+        "--duration=1".to_string(),
+    ]);
+    let lines = check_lines(&stdout);
+    assert_eq!(lines.len(), 2, "{stdout}");
+    for (name, message) in &lines {
+        let after = message
+            .split("(stopped by --duration=1 after ")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{name} was not stopped: {message}"));
+        let ops: u64 = after
+            .trim_end_matches(" ops)")
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}: {message}"));
+        assert!(ops > 0 && ops < 2_000_000_000, "{name}: {ops}");
+    }
+}

@@ -92,10 +92,22 @@ pub fn fmt_bytes(b: f64) -> String {
 /// The text of a speed cell.
 pub fn cell_text(cell: &Cell) -> String {
     match cell {
-        Cell::Value { ops, planned } => {
+        Cell::Value {
+            ops,
+            planned,
+            stopped,
+        } => {
             let mut s = fmt_summary(ops);
             if ops.n < *planned {
                 s.push_str(&format!(" [{} of {} runs]", ops.n, planned));
+            }
+            if let Some(most) = stopped.iter().max() {
+                s.push_str(&format!(
+                    " [time cap: stopped after at most {} ops in {} of {} runs]",
+                    thousands(*most),
+                    stopped.len(),
+                    ops.n
+                ));
             }
             s
         }
@@ -361,6 +373,31 @@ pub fn render_study(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_time_capped_cell_says_so() {
+        let ops = Summary {
+            center: 31_000.0,
+            min: 30_000.0,
+            max: 32_000.0,
+            n: 3,
+        };
+        let capped = Cell::Value {
+            ops,
+            planned: 3,
+            stopped: vec![102_000, 99_000],
+        };
+        assert_eq!(
+            cell_text(&capped),
+            "31,000 (30,000–32,000) [time cap: stopped after at most 102,000 ops in 2 of 3 runs]"
+        );
+        let whole = Cell::Value {
+            ops,
+            planned: 3,
+            stopped: vec![],
+        };
+        assert_eq!(cell_text(&whole), "31,000 (30,000–32,000)");
+    }
 
     #[test]
     fn number_formats() {

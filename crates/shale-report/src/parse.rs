@@ -47,6 +47,9 @@ pub struct BenchLine {
     pub found: Option<(u64, u64)>,
     /// Anything else after `micros/op;` that was not recognised (e.g. `(1000 ops)`).
     pub extra: String,
+    /// Operations done when db_bench's time cap stopped the benchmark early
+    /// (`(stopped by --duration=S after N ops)`), if it did.
+    pub stopped_after: Option<u64>,
 }
 
 impl BenchLine {
@@ -287,6 +290,9 @@ pub fn parse_output(text: &str) -> Result<BenchOutput, ParseError> {
     Ok(out)
 }
 
+/// How db_bench says its `--duration` cap stopped a benchmark.
+const STOPPED: &str = "(stopped by --duration=";
+
 /// Parses `name : 1.234 micros/op; [<rate> MB/s] [(F of N found)] [more]`.
 pub fn parse_bench_line(line: &str) -> Result<BenchLine, String> {
     let (name, rest) = line.split_once(':').ok_or("result line without `name :`")?;
@@ -343,12 +349,27 @@ pub fn parse_bench_line(line: &str) -> Result<BenchLine, String> {
     if found.is_none() {
         extra = tail.to_string();
     }
+    let stopped_after = match extra.find(STOPPED) {
+        None => None,
+        Some(at) => {
+            let rest = &extra[at + STOPPED.len()..];
+            let (_, after) = rest
+                .split_once(" after ")
+                .ok_or("a time-cap message without `after N ops`")?;
+            let n = after.split_whitespace().next().unwrap_or("");
+            Some(
+                n.parse::<u64>()
+                    .map_err(|_| format!("`{n}` is not an operation count"))?,
+            )
+        }
+    };
     Ok(BenchLine {
         name: name.to_string(),
         micros_per_op,
         mb_per_s,
         found,
         extra,
+        stopped_after,
     })
 }
 
@@ -600,6 +621,28 @@ Percentiles: P50: 1.00 P75: 2.00 P99: 5.00
         assert_eq!(l.ops_per_sec(4), 1_000_000.0);
         let zero = parse_bench_line("x : 0.000 micros/op;").unwrap();
         assert_eq!(zero.ops_per_sec(1), 0.0);
+    }
+
+    #[test]
+    fn a_time_capped_line_says_how_many_operations_ran() {
+        let l = parse_bench_line(
+            "fillrandbatch :      31.627 micros/op;    3.5 MB/s (stopped by --duration=60 after 102000 ops)",
+        )
+        .unwrap();
+        assert_eq!(l.stopped_after, Some(102_000));
+        assert_eq!(l.mb_per_s, Some(3.5));
+        let r = parse_bench_line(
+            "readrandom : 4.791 micros/op; (126302 of 200000 found) (stopped by --duration=3 after 130000 ops)",
+        )
+        .unwrap();
+        assert_eq!(r.found, Some((126_302, 200_000)));
+        assert_eq!(r.stopped_after, Some(130_000));
+        let plain = parse_bench_line("fillseq : 1.0 micros/op; 110.0 MB/s").unwrap();
+        assert_eq!(plain.stopped_after, None);
+        assert!(
+            parse_bench_line("fillseq : 1.0 micros/op; (stopped by --duration=5 after x ops)")
+                .is_err()
+        );
     }
 
     #[test]

@@ -245,14 +245,18 @@ pub fn nominal_ops_per_sec(bench: &str, engine: &Engine, job: &Job) -> f64 {
 /// Seconds one run of `job` on `engine` is expected to take.
 pub fn estimate_job(job: &Job, engine: &Engine, speeds: &Speeds) -> f64 {
     let mut s = 0.3 + job.pause_seconds();
-    for b in &job.benchmarks {
+    for b in job.benchmarks_for(engine) {
         let key = (job.id.to_string(), engine.name.to_string(), b.to_string());
         let rate = speeds
             .get(&key)
             .copied()
             .filter(|r| *r > 0.0)
             .unwrap_or_else(|| nominal_ops_per_sec(b, engine, job));
-        s += job.ops(b) as f64 / rate;
+        let t = job.ops(b) as f64 / rate;
+        s += match job.time_cap {
+            Some(cap) => t.min(cap as f64),
+            None => t,
+        };
     }
     s
 }
@@ -374,6 +378,21 @@ fn clean(s: &str) -> String {
 /// Directory a job's database lives in for one engine.
 pub fn db_dir(db_root: &Path, study: &str, job: &str, engine: &str) -> PathBuf {
     db_root.join(format!("{study}-{job}-{engine}"))
+}
+
+/// Copies the directory tree `from` to `to` (which must not exist).
+pub fn copy_dir(from: &Path, to: &Path) -> io::Result<()> {
+    fs::create_dir_all(to)?;
+    for entry in fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
 }
 
 fn remove_db(dir: &Path) -> io::Result<()> {
@@ -512,14 +531,26 @@ pub fn run_study(
         let db = db_dir(&ctx.db_root, study.id, job.id, engine.name);
         let ts_path = raw_dir.join(format!("{stem}.csv"));
         let args = job.args(engine, &db, Some(&ts_path));
+        let seed = job
+            .reuse_for(engine)
+            .map(|r| db_dir(&ctx.db_root, study.id, r.from, engine.name));
+        // A database a later job of this run copies stays until that job ran.
+        let keep = study.jobs[j + 1..]
+            .iter()
+            .any(|later| later.reuse_for(engine).is_some_and(|r| r.from == job.id));
         let outcome = run_one(
             ctx,
             job,
             &db,
+            seed.as_deref(),
+            keep,
             &ts_path,
             &args,
             &raw_dir.join(format!("{stem}.txt")),
         )?;
+        if let Some(seed) = &seed {
+            remove_db(seed)?;
+        }
         *ctx.started.entry(engine.name).or_insert(0) += 1;
         match &outcome {
             Outcome::Skipped(why) => {
@@ -563,6 +594,15 @@ pub fn run_study(
             outcome,
         });
     }
+    // Databases kept for a later job that did not run (its engine was
+    // skipped) go too.
+    for job in &study.jobs {
+        for e in engines {
+            if let Some(r) = job.reuse_for(e) {
+                remove_db(&db_dir(&ctx.db_root, study.id, r.from, e.name))?;
+            }
+        }
+    }
     let actual_s = started.elapsed().as_secs_f64();
     writeln!(
         log,
@@ -582,23 +622,40 @@ pub fn run_study(
     })
 }
 
+/// Runs one db_bench process on `db`, emptied first, or a copy of `seed`
+/// when given (a missing seed fails the run: its job did not build it).
+/// The directory is removed afterwards unless `keep`.
+#[allow(clippy::too_many_arguments)]
 fn run_one(
     ctx: &Context,
     job: &Job,
     db: &Path,
+    seed: Option<&Path>,
+    keep: bool,
     ts_path: &Path,
     args: &[String],
     raw_path: &Path,
 ) -> io::Result<Outcome> {
     remove_db(db)?;
-    fs::create_dir_all(db)?;
+    match seed {
+        Some(from) if !from.is_dir() => {
+            return Ok(Outcome::Failed(format!(
+                "no database to start from: {} (its job did not finish)",
+                from.display()
+            )))
+        }
+        Some(from) => copy_dir(from, db)?,
+        None => fs::create_dir_all(db)?,
+    }
     if ts_path.exists() {
         fs::remove_file(ts_path)?;
     }
     let t0 = Instant::now();
     let result = Command::new(&ctx.db_bench).args(args).output();
     let wall_s = t0.elapsed().as_secs_f64();
-    remove_db(db)?;
+    if !keep {
+        remove_db(db)?;
+    }
     let output = match result {
         Ok(o) => o,
         Err(e) => {
@@ -652,7 +709,7 @@ fn run_one(
 mod tests {
     use super::*;
     use crate::engines::engine;
-    use crate::studies::{build, Size};
+    use crate::studies::{build, Size, LEVELDB_TIME_CAP_S};
 
     #[test]
     fn hms_formats() {
@@ -684,8 +741,13 @@ mod tests {
         // shale's baseline took about 16 s at 1,000,000 entries.
         let shale = estimate_job(baseline, engine("shale").unwrap(), &Speeds::new());
         assert!((12.0..25.0).contains(&shale), "{shale}");
-        // WiredTiger's LSM tree reads slowly in 4 MB (two readrandom passes).
+        // WiredTiger's LSM tree reads slowly in 4 MB (two readrandom passes),
+        // each stopped by the study's time cap.
         let wt = estimate_job(baseline, engine("wiredtiger-lsm").unwrap(), &Speeds::new());
+        assert!(wt > 2.0 * LEVELDB_TIME_CAP_S as f64, "{wt}");
+        let mut uncapped = baseline.clone();
+        uncapped.time_cap = None;
+        let wt = estimate_job(&uncapped, engine("wiredtiger-lsm").unwrap(), &Speeds::new());
         assert!(wt > 600.0, "{wt}");
         let big = &full.jobs[full.job_index("larger-caches").unwrap()];
         let wt_big = estimate_job(big, engine("wiredtiger-lsm").unwrap(), &Speeds::new());

@@ -23,6 +23,9 @@ pub enum Cell {
         ops: Summary,
         /// Runs planned.
         planned: usize,
+        /// Operations done in each run that db_bench's time cap stopped
+        /// early (empty when none was).
+        stopped: Vec<u64>,
     },
     /// No figure: the text after `n/a: `.
     NotAvailable(String),
@@ -165,6 +168,7 @@ fn build_table(run: &StudyRun, section: &Section) -> Table {
         let mut resources = Vec::new();
         for e in &engines {
             let mut ops = Vec::new();
+            let mut stopped = Vec::new();
             let (mut wa, mut size, mut rss) = (Vec::new(), Vec::new(), Vec::new());
             let mut why: Option<String> = None;
             for r in run.records_for(line.job, e) {
@@ -173,6 +177,13 @@ fn build_table(run: &StudyRun, section: &Section) -> Table {
                         match metric_value(output, &line.metric, job.threads) {
                             Ok(v) => {
                                 ops.push(v);
+                                if let Metric::Bench(b) = &line.metric {
+                                    if let Some(n) =
+                                        output.last_result(b).and_then(|l| l.stopped_after)
+                                    {
+                                        stopped.push(n);
+                                    }
+                                }
                                 if let Some(io) = output.last_io(line.metric.io_bench()) {
                                     if let Some(a) = io
                                         .write_amplification()
@@ -207,6 +218,7 @@ fn build_table(run: &StudyRun, section: &Section) -> Table {
                     cells.push(Cell::Value {
                         ops: sum,
                         planned: run.runs,
+                        stopped,
                     });
                     resources.push(Some(Resources {
                         write_amp: summarize(&wa, rule),

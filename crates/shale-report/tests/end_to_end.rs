@@ -279,14 +279,26 @@ fn quick_report_with_every_study() {
     assert!(order[0].ends_with("leveldb-baseline-shale"));
     assert!(order[1].ends_with("leveldb-large-values-shale"));
     assert!(
-        order[8].ends_with("leveldb-baseline-shale"),
+        order[7].ends_with("leveldb-baseline-shale"),
         "run 2 starts after run 1"
     );
     assert!(!log.contains("was not fresh"));
+    assert!(!log.contains("no database to reuse"));
+    let reused = log
+        .lines()
+        .filter(|l| l.contains("--use_existing_db=1"))
+        .collect::<Vec<_>>();
+    assert!(
+        !reused.is_empty()
+            && reused
+                .iter()
+                .all(|l| l.contains("/leveldb-larger-caches-") && !l.contains("--engine=shale")),
+        "only single-cache engines reuse, in the larger-caches job: {reused:?}"
+    );
     let leftovers: Vec<_> = fs::read_dir(&s.db_root).unwrap().collect();
     assert!(
         leftovers.is_empty(),
-        "database directories are removed after each run"
+        "database directories are removed after each run: {leftovers:?}"
     );
     // Raw output kept.
     assert!(s.out.join("raw/leveldb/baseline-shale-run1.txt").is_file());

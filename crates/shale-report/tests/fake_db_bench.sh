@@ -9,7 +9,7 @@
 # STATE_DIR is replaced by the test before the script is written.
 state="STATE_DIR"
 known=",fillseq,fillrandom,overwrite,fillsync,fillbatch,fill100K,readseq,readreverse,readrandom,fillrandbatch,putseq,putrandom,getseq,getrandom,lsmiter,"
-engine= db= benches= ts= iters=3 threads=1
+engine= db= benches= ts= iters=3 threads=1 existing=0
 for a in "$@"; do
   case "$a" in
     --engine=*) engine=${a#--engine=} ;;
@@ -18,6 +18,7 @@ for a in "$@"; do
     --timeseries=*) ts=${a#--timeseries=} ;;
     --iterations=*) iters=${a#--iterations=} ;;
     --threads=*) threads=${a#--threads=} ;;
+    --use_existing_db=1) existing=1 ;;
   esac
 done
 echo "$*" >> "$state/args.log"
@@ -34,6 +35,14 @@ IFS=$old_ifs
 if [ "$engine" = kyoto-treedb ]; then
   echo "skipped: kyoto-treedb is not in this build: header <kclangc.h> not found"
   exit 0
+fi
+if [ "$existing" = 1 ]; then
+  # A reused database is a copy of one an earlier run left behind.
+  if [ ! -e "$db/used" ]; then
+    echo "database directory $db has no database to reuse" >&2
+    exit 1
+  fi
+  rm "$db/used"
 fi
 if [ -e "$db/used" ]; then
   echo "database directory $db was not fresh" >&2

@@ -18,6 +18,7 @@ fn value(center: f64, min: f64, max: f64, n: usize) -> Cell {
     Cell::Value {
         ops: sum(center, min, max, n),
         planned: 3,
+        stopped: vec![],
     }
 }
 

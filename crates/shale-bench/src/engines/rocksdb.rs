@@ -4,7 +4,9 @@
 //! file size (`target_file_size_base`), block size, open files, compression
 //! (snappy or none) from the flags, a 10 MB level-1 budget with a x10
 //! multiplier (LevelDB's level sizes), leveled compaction, block restart
-//! interval 16, an LRU block cache of `--cache_size` bytes (when none is
+//! interval 16, tables read through memory maps (`allow_mmap_reads`, as
+//! LevelDB reads them; `--mmap_read=0` restores RocksDB's pread), an LRU
+//! block cache of `--cache_size` bytes (when none is
 //! given, 8 MB: LevelDB's default, rather than RocksDB's larger one) and a
 //! bloom filter only when `--bloom_bits` is given. Everything else keeps
 //! RocksDB's defaults, which are read back and printed.
@@ -133,6 +135,7 @@ mod ffi {
         pub fn rocksdb_options_create() -> *mut rocksdb_options_t;
         pub fn rocksdb_options_destroy(o: *mut rocksdb_options_t);
         pub fn rocksdb_options_set_create_if_missing(o: *mut rocksdb_options_t, v: c_uchar);
+        pub fn rocksdb_options_set_allow_mmap_reads(o: *mut rocksdb_options_t, v: c_uchar);
         pub fn rocksdb_options_set_write_buffer_size(o: *mut rocksdb_options_t, v: usize);
         pub fn rocksdb_options_set_max_open_files(o: *mut rocksdb_options_t, v: c_int);
         pub fn rocksdb_options_set_target_file_size_base(o: *mut rocksdb_options_t, v: u64);
@@ -319,6 +322,14 @@ impl RocksDb {
                 if cfg.compression { "snappy" } else { "none" },
             ),
             setting(
+                "allow_mmap_reads",
+                if cfg.mmap_read {
+                    "true (tables read through memory maps, as LevelDB reads them; --mmap_read=0: RocksDB's default pread)"
+                } else {
+                    "false (RocksDB's default: pread into the block cache)"
+                },
+            ),
+            setting(
                 "block_cache",
                 match cfg.cache_size {
                     Some(n) => format!("LRU {}", util::bytes(n)),
@@ -355,6 +366,7 @@ impl RocksDb {
             ffi::rocksdb_options_set_compaction_style(options, LEVEL_COMPACTION);
             ffi::rocksdb_options_set_max_open_files(options, cfg.open_files as c_int);
             ffi::rocksdb_options_set_compression(options, c_int::from(cfg.compression));
+            ffi::rocksdb_options_set_allow_mmap_reads(options, u8::from(cfg.mmap_read));
 
             let table = ffi::rocksdb_block_based_options_create();
             ffi::rocksdb_block_based_options_set_block_size(table, cfg.block_size as usize);
