@@ -8,6 +8,18 @@
 //! is compiled out and the binary reports the reason at run time through the
 //! `SHALE_BENCH_<NAME>_STATUS` environment variable baked in here.
 //! `SHALE_BENCH_DISABLE=rocksdb,lmdb` compiles engines out on purpose.
+//!
+//! db_bench's `crc32c`, `snappycomp` and `snappyuncomp` lines time each
+//! engine's own code, so two more things are probed. libsnappy (the
+//! compressor LevelDB, RocksDB and WiredTiger's extension call) through its
+//! C API `snappy-c.h`: cfg `have_snappy`. And LevelDB's CRC-32C, which
+//! `libleveldb.so` does not export: its object `crc32c.cc.o` is copied out of
+//! `libleveldb.a` into a static library of its own in `OUT_DIR`
+//! (`libshale_bench_leveldb_crc32c.a`) and linked: cfg `have_leveldb_crc32c`.
+//! Either missing leaves the matching lines reported as not supported, with
+//! the reason baked in here (`SHALE_BENCH_SNAPPY_STATUS`,
+//! `SHALE_BENCH_LEVELDB_CRC32C_STATUS`); `SHALE_BENCH_DISABLE=snappy` and
+//! `SHALE_BENCH_DISABLE=leveldb_crc32c` leave them out on purpose.
 
 use std::env;
 use std::fs;
@@ -72,6 +84,24 @@ const LIBS: &[Lib] = &[
     },
 ];
 
+/// libsnappy, probed like the engines' libraries.
+const SNAPPY: Lib = Lib {
+    name: "snappy",
+    pkg: Some("snappy"),
+    header: "snappy-c.h",
+    link: "snappy",
+    symbol: "snappy_compress",
+};
+
+/// The object of `libleveldb.a` that holds LevelDB's CRC-32C code, and the
+/// function in it (`uint32_t leveldb::crc32c::Extend(uint32_t, const char*,
+/// size_t)`).
+const LEVELDB_CRC32C_OBJECT: &str = "crc32c.cc.o";
+const LEVELDB_CRC32C_SYMBOL: &str = "_ZN7leveldb6crc32c6ExtendEjPKcm";
+/// A symbol of Google's crc32c library (`crc32c::Extend`): LevelDB built
+/// with that library references it and then uses SSE4.2 where it can.
+const CRC32C_LIBRARY_SYMBOL: &str = "_ZN6crc32c6Extend";
+
 const DEFAULT_INCLUDE_DIRS: &[&str] = &["/usr/include", "/usr/local/include"];
 const DEFAULT_LIB_DIRS: &[&str] = &[
     "/usr/lib/x86_64-linux-gnu",
@@ -93,6 +123,7 @@ fn main() {
     println!("cargo:rerun-if-env-changed=SHALE_BENCH_DISABLE");
     println!("cargo:rerun-if-env-changed=PKG_CONFIG_PATH");
     println!("cargo:rerun-if-env-changed=CC");
+    println!("cargo:rerun-if-env-changed=AR");
     let disabled: Vec<String> = env::var("SHALE_BENCH_DISABLE")
         .unwrap_or_default()
         .split(',')
@@ -100,6 +131,7 @@ fn main() {
         .filter(|s| !s.is_empty())
         .collect();
     let out_dir = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    println!("cargo:rustc-check-cfg=cfg(have_leveldb_crc32c)");
 
     for lib in LIBS {
         println!("cargo:rustc-check-cfg=cfg(have_{})", lib.name);
@@ -130,11 +162,24 @@ fn main() {
                 if lib.name == "wiredtiger" {
                     emit_wiredtiger_snappy(&found);
                 }
-                let asserts = library_file(lib, &found)
-                    .and_then(|f| assert_call_sites(&f))
-                    .map(|n| n.to_string())
-                    .unwrap_or_default();
-                println!("cargo:rustc-env=SHALE_BENCH_{upper}_ASSERT_SITES={asserts}");
+                if lib.name == "leveldb" {
+                    if disabled.iter().any(|d| d == "leveldb_crc32c") {
+                        leveldb_crc32c_missing("disabled at build time by SHALE_BENCH_DISABLE");
+                    } else {
+                        emit_leveldb_crc32c(lib, &found, &out_dir);
+                    }
+                }
+                let counts = library_file(lib, &found).and_then(|f| disassembly_counts(&f));
+                let asserts = counts.map(|c| c.assert_calls.to_string());
+                let crc32 = counts.map(|c| c.crc32_instructions.to_string());
+                println!(
+                    "cargo:rustc-env=SHALE_BENCH_{upper}_ASSERT_SITES={}",
+                    asserts.unwrap_or_default()
+                );
+                println!(
+                    "cargo:rustc-env=SHALE_BENCH_{upper}_CRC32_INSNS={}",
+                    crc32.unwrap_or_default()
+                );
             }
             Err(reason) => {
                 println!(
@@ -146,10 +191,159 @@ fn main() {
                 if lib.name == "wiredtiger" {
                     println!("cargo:rustc-env=SHALE_BENCH_WIREDTIGER_SNAPPY=");
                 }
+                if lib.name == "leveldb" {
+                    leveldb_crc32c_missing(&format!("the leveldb engine is not built: {reason}"));
+                }
                 println!("cargo:rustc-env=SHALE_BENCH_{upper}_ASSERT_SITES=");
+                println!("cargo:rustc-env=SHALE_BENCH_{upper}_CRC32_INSNS=");
             }
         }
     }
+    emit_snappy(&disabled, &out_dir);
+}
+
+/// Probes libsnappy and links it when found (cfg `have_snappy`).
+fn emit_snappy(disabled: &[String], out_dir: &Path) {
+    println!("cargo:rustc-check-cfg=cfg(have_snappy)");
+    let status = if disabled.iter().any(|d| d == SNAPPY.name) {
+        Err("disabled at build time by SHALE_BENCH_DISABLE".to_string())
+    } else {
+        probe(&SNAPPY, out_dir)
+    };
+    match status {
+        Ok(found) => {
+            for dir in &found.link_dirs {
+                println!("cargo:rustc-link-search=native={}", dir.display());
+            }
+            println!("cargo:rustc-link-lib=dylib={}", SNAPPY.link);
+            println!("cargo:rustc-cfg=have_snappy");
+            println!("cargo:rustc-env=SHALE_BENCH_SNAPPY_STATUS=available");
+            println!(
+                "cargo:rustc-env=SHALE_BENCH_SNAPPY_PKG_VERSION={}",
+                found.version.unwrap_or_default()
+            );
+        }
+        Err(reason) => {
+            println!(
+                "cargo:warning=shale-bench: libsnappy not linked ({reason}): the peers' snappycomp and snappyuncomp lines will say `not supported`"
+            );
+            println!("cargo:rustc-env=SHALE_BENCH_SNAPPY_STATUS=libsnappy: {reason}");
+            println!("cargo:rustc-env=SHALE_BENCH_SNAPPY_PKG_VERSION=");
+        }
+    }
+}
+
+/// Copies LevelDB's CRC-32C object out of `libleveldb.a` into a static
+/// library of its own and links it (cfg `have_leveldb_crc32c`); when that is
+/// not possible the reason is recorded instead.
+fn emit_leveldb_crc32c(lib: &Lib, found: &Found, out_dir: &Path) {
+    match extract_leveldb_crc32c(lib, found, out_dir) {
+        Ok((archive, uses_crc32c_library)) => {
+            println!("cargo:rustc-link-search=native={}", out_dir.display());
+            println!("cargo:rustc-link-lib=static=shale_bench_leveldb_crc32c");
+            // The object's function-local static needs `__cxa_guard_*`.
+            println!("cargo:rustc-link-lib=dylib=stdc++");
+            if uses_crc32c_library {
+                println!("cargo:rustc-link-lib=dylib=crc32c");
+            }
+            println!("cargo:rustc-cfg=have_leveldb_crc32c");
+            println!("cargo:rustc-env=SHALE_BENCH_LEVELDB_CRC32C_STATUS=available");
+            println!(
+                "cargo:rustc-env=SHALE_BENCH_LEVELDB_CRC32C_ARCHIVE={}",
+                archive.display()
+            );
+            println!(
+                "cargo:rustc-env=SHALE_BENCH_LEVELDB_CRC32C_CODE={}",
+                if uses_crc32c_library {
+                    "Google's crc32c library (SSE4.2 where the CPU has it)"
+                } else {
+                    "its portable table-driven code (LevelDB was built without the crc32c library)"
+                }
+            );
+        }
+        Err(reason) => {
+            println!("cargo:warning=shale-bench: LevelDB's crc32c not linked: {reason}");
+            leveldb_crc32c_missing(&reason);
+        }
+    }
+}
+
+fn leveldb_crc32c_missing(reason: &str) {
+    println!("cargo:rustc-env=SHALE_BENCH_LEVELDB_CRC32C_STATUS={reason}");
+    println!("cargo:rustc-env=SHALE_BENCH_LEVELDB_CRC32C_ARCHIVE=");
+    println!("cargo:rustc-env=SHALE_BENCH_LEVELDB_CRC32C_CODE=");
+}
+
+/// Extracts `crc32c.cc.o` from `libleveldb.a` and packs it alone into
+/// `OUT_DIR/libshale_bench_leveldb_crc32c.a`. Returns the source archive and
+/// whether the object calls Google's crc32c library.
+fn extract_leveldb_crc32c(
+    lib: &Lib,
+    found: &Found,
+    out_dir: &Path,
+) -> Result<(PathBuf, bool), String> {
+    let name = format!("lib{}.a", lib.link);
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    // Next to the shared library the engine links, first.
+    if let Some(so) = library_file(lib, found) {
+        dirs.extend(so.parent().map(Path::to_path_buf));
+    }
+    dirs.extend(found.link_dirs.iter().cloned());
+    dirs.extend(DEFAULT_LIB_DIRS.iter().map(PathBuf::from));
+    let archive = dirs
+        .iter()
+        .map(|d| d.join(&name))
+        .find(|p| p.exists())
+        .ok_or_else(|| format!("{name} not found (the static library holds crc32c.cc.o)"))?;
+    println!("cargo:rerun-if-changed={}", archive.display());
+
+    let work = out_dir.join("leveldb_crc32c");
+    let _ = fs::remove_dir_all(&work);
+    fs::create_dir_all(&work).map_err(|e| format!("cannot create {}: {e}", work.display()))?;
+    let ar = env::var("AR").unwrap_or_else(|_| "ar".to_string());
+    let run = |cmd: &mut Command, what: &str| -> Result<(), String> {
+        match cmd.output() {
+            Err(e) => Err(format!("cannot run {ar} ({what}): {e}")),
+            Ok(out) if out.status.success() => Ok(()),
+            Ok(out) => Err(format!(
+                "{ar} failed ({what}): {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            )),
+        }
+    };
+    run(
+        Command::new(&ar)
+            .current_dir(&work)
+            .arg("x")
+            .arg(&archive)
+            .arg(LEVELDB_CRC32C_OBJECT),
+        &format!(
+            "extracting {LEVELDB_CRC32C_OBJECT} from {}",
+            archive.display()
+        ),
+    )?;
+    let object = work.join(LEVELDB_CRC32C_OBJECT);
+    let bytes = fs::read(&object)
+        .map_err(|_| format!("{} has no {LEVELDB_CRC32C_OBJECT}", archive.display()))?;
+    if !contains(&bytes, LEVELDB_CRC32C_SYMBOL.as_bytes()) {
+        return Err(format!(
+            "{LEVELDB_CRC32C_OBJECT} of {} does not define {LEVELDB_CRC32C_SYMBOL}",
+            archive.display()
+        ));
+    }
+    let uses_crc32c_library = contains(&bytes, CRC32C_LIBRARY_SYMBOL.as_bytes());
+    let packed = out_dir.join("libshale_bench_leveldb_crc32c.a");
+    let _ = fs::remove_file(&packed);
+    run(
+        Command::new(&ar).arg("crs").arg(&packed).arg(&object),
+        "packing the object into a static library",
+    )?;
+    Ok((archive, uses_crc32c_library))
+}
+
+/// True if `needle` occurs in `haystack`.
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
 }
 
 /// Records where WiredTiger's snappy compressor extension lives, if the
@@ -183,11 +377,21 @@ fn library_file(lib: &Lib, found: &Found) -> Option<PathBuf> {
         .and_then(|p| fs::canonicalize(p).ok())
 }
 
-/// How many calls to `__assert_fail` the library's code contains: a library
-/// built without `-DNDEBUG` keeps its assertions (and, for RocksDB, its debug
-/// sync points), which slows it down; the benchmark prints a warning then.
-/// `None` when `objdump` is not available.
-fn assert_call_sites(file: &Path) -> Option<usize> {
+/// What the disassembly of a library shows.
+#[derive(Clone, Copy)]
+struct Counts {
+    /// Calls to `__assert_fail`: a library built without `-DNDEBUG` keeps
+    /// its assertions (and, for RocksDB, its debug sync points), which slows
+    /// it down; the benchmark prints a warning then.
+    assert_calls: usize,
+    /// SSE4.2 `crc32` instructions: none means the library's CRC-32C is
+    /// table-driven code (said in the `crc32c` line's setting).
+    crc32_instructions: usize,
+}
+
+/// Counts from the library's disassembly; `None` when `objdump` is not
+/// available.
+fn disassembly_counts(file: &Path) -> Option<Counts> {
     println!("cargo:rerun-if-changed={}", file.display());
     let out = Command::new("objdump")
         .arg("-d")
@@ -199,11 +403,21 @@ fn assert_call_sites(file: &Path) -> Option<usize> {
         return None;
     }
     let text = String::from_utf8_lossy(&out.stdout);
-    Some(
-        text.lines()
-            .filter(|l| l.contains("call") && l.contains("<__assert_fail@plt>"))
-            .count(),
-    )
+    let mut counts = Counts {
+        assert_calls: 0,
+        crc32_instructions: 0,
+    };
+    for line in text.lines() {
+        if line.contains("call") && line.contains("<__assert_fail@plt>") {
+            counts.assert_calls += 1;
+        }
+        // Instruction lines read `<address>:\t<mnemonic> <operands>`.
+        let mnemonic = line.split('\t').nth(1).unwrap_or("");
+        if mnemonic.starts_with("crc32") {
+            counts.crc32_instructions += 1;
+        }
+    }
+    Some(counts)
 }
 
 fn probe(lib: &Lib, out_dir: &Path) -> Result<Found, String> {

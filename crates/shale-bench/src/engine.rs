@@ -10,6 +10,12 @@
 //!
 //! Every setting an engine runs with is reported by [`Engine::settings`], so
 //! that a result can always be reproduced.
+//!
+//! db_bench's `crc32c`, `snappycomp` and `snappyuncomp` lines time the
+//! engine's own checksum and compressor, which [`Engine::codecs`] hands out
+//! as [`Codecs`]: plain function pointers into the engine's code (or the
+//! library it links), or the reason it has none, so those lines compare the
+//! engines' code rather than one shared implementation.
 
 use std::fmt;
 use std::path::PathBuf;
@@ -176,6 +182,89 @@ pub enum Feature {
     Compact,
 }
 
+/// An engine's CRC-32C: the checksum LevelDB-format logs and tables carry
+/// (Castagnoli polynomial, unmasked: LevelDB's `crc32c::Value`).
+#[derive(Debug, Clone)]
+pub struct Crc32c {
+    /// Which function (and library) the `crc32c` line measures, for the
+    /// run's settings.
+    pub implementation: String,
+    /// The CRC-32C of the bytes.
+    pub value: fn(&[u8]) -> u32,
+}
+
+/// A snappy compressor and its working memory, used from one thread.
+pub trait SnappyCompressor {
+    /// Compresses `input` into `output` in the raw snappy format, growing
+    /// `output` as needed, and returns the encoded length: the encoding is
+    /// `output[..n]`. `None` if the compressor failed.
+    fn compress(&mut self, input: &[u8], output: &mut Vec<u8>) -> Option<usize>;
+}
+
+/// An engine's snappy codec: the raw snappy format both ways.
+#[derive(Debug, Clone)]
+pub struct Snappy {
+    /// Which code (and library) the snappy lines measure, for the run's
+    /// settings.
+    pub implementation: String,
+    /// A new compressor; each benchmark thread makes one and keeps it, as the
+    /// engine's table builder keeps its own.
+    pub compressor: fn() -> Box<dyn SnappyCompressor>,
+    /// Decodes raw snappy `input` into `output`, whose length must be the
+    /// uncompressed length; false if `input` is not a valid encoding of
+    /// exactly that many bytes.
+    pub uncompress: fn(&[u8], &mut [u8]) -> bool,
+}
+
+/// The checksum and compressor of an engine's own code, each `Err(reason)`
+/// when the engine has none this tool can call.
+#[derive(Debug, Clone)]
+pub struct Codecs {
+    /// What db_bench's `crc32c` line measures.
+    pub crc32c: std::result::Result<Crc32c, String>,
+    /// What db_bench's `snappycomp` and `snappyuncomp` lines measure.
+    pub snappy: std::result::Result<Snappy, String>,
+}
+
+impl Codecs {
+    /// No codecs, for the same `reason`.
+    pub fn none(reason: &str) -> Codecs {
+        Codecs {
+            crc32c: Err(reason.to_string()),
+            snappy: Err(reason.to_string()),
+        }
+    }
+
+    /// The settings lines saying what the three lines measure (or why they
+    /// are not run).
+    pub fn settings(&self) -> Vec<(String, String)> {
+        let text = |r: std::result::Result<&str, &str>| match r {
+            Ok(implementation) => implementation.to_string(),
+            Err(why) => format!("not supported ({why})"),
+        };
+        vec![
+            (
+                "crc32c".to_string(),
+                text(
+                    self.crc32c
+                        .as_ref()
+                        .map(|c| c.implementation.as_str())
+                        .map_err(String::as_str),
+                ),
+            ),
+            (
+                "snappycomp/snappyuncomp".to_string(),
+                text(
+                    self.snappy
+                        .as_ref()
+                        .map(|s| s.implementation.as_str())
+                        .map_err(String::as_str),
+                ),
+            ),
+        ]
+    }
+}
+
 /// One open database.
 pub trait Engine: Send + Sync {
     /// Which engine this is.
@@ -198,6 +287,12 @@ pub trait Engine: Send + Sync {
     /// Hint that the next sessions load sorted keys into an empty database
     /// from one thread (WiredTiger then uses a bulk cursor, as its write-up).
     fn set_bulk_load(&self, _on: bool) {}
+    /// The engine's own CRC-32C and snappy code, for db_bench's `crc32c`,
+    /// `snappycomp` and `snappyuncomp` lines (by default, what
+    /// [`crate::engines::codecs`] finds for [`Engine::kind`]).
+    fn codecs(&self) -> Codecs {
+        crate::engines::codecs(self.kind())
+    }
 }
 
 /// One thread's operations on an [`Engine`].

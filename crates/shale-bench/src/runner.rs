@@ -8,6 +8,11 @@
 //! database. After each benchmark the tool prints db_bench's result line and a
 //! `# io` line with the bytes the process wrote to the device, the user bytes
 //! written, the database size and the peak memory, for the report generator.
+//!
+//! `crc32c`, `snappycomp` and `snappyuncomp` time the engine's own checksum
+//! and snappy code ([`Engine::codecs`]); an engine without them prints
+//! `<name> : not supported (<why>)` for those lines, as for any benchmark it
+//! cannot do.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -16,7 +21,9 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use crate::engine::{Batch, Engine, EngineConfig, EngineKind, Error, Feature, Session};
+use crate::engine::{
+    Batch, Crc32c, Engine, EngineConfig, EngineKind, Error, Feature, Session, Snappy,
+};
 use crate::engines::{self, OpenError};
 use crate::flags::Flags;
 use crate::keygen::{BlobKeys, KeyBuffer, ValueBuffer};
@@ -61,6 +68,15 @@ enum Method {
 }
 
 impl Method {
+    /// Which of the engine's codecs the benchmark times, if any.
+    fn codec(self) -> Option<Codec> {
+        match self {
+            Method::Crc32c => Some(Codec::Crc32c),
+            Method::SnappyComp | Method::SnappyUncomp => Some(Codec::Snappy),
+            _ => None,
+        }
+    }
+
     fn writes(self) -> bool {
         matches!(
             self,
@@ -71,6 +87,13 @@ impl Method {
                 | Method::ReadWhileWriting
         )
     }
+}
+
+/// One of an engine's [`crate::engine::Codecs`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Codec {
+    Crc32c,
+    Snappy,
 }
 
 /// Per-benchmark parameters (db_bench's `num_`, `reads_`, ... members).
@@ -387,7 +410,7 @@ impl<'f> Runner<'f> {
             writeln!(out, "Setting:    {name} = {value}")?;
         }
         if let Some(e) = engine {
-            for (name, value) in e.settings() {
+            for (name, value) in e.settings().into_iter().chain(e.codecs().settings()) {
                 writeln!(out, "Setting:    {}.{name} = {value}", f.engine.name())?;
             }
         }
@@ -486,6 +509,18 @@ impl<'f> Runner<'f> {
         }
 
         // Checked before a fresh database is made, so nothing is lost.
+        let missing = match method.codec() {
+            Some(Codec::Crc32c) => self.engine()?.codecs().crc32c.err(),
+            Some(Codec::Snappy) => self.engine()?.codecs().snappy.err(),
+            None => None,
+        };
+        if let Some(why) = missing {
+            // Count the threads anyway, so later benchmarks keep db_bench's seeds.
+            self.total_thread_count += threads as u64;
+            writeln!(out, "{}", not_supported_line(name, &why)).map_err(io_err)?;
+            out.flush().map_err(io_err)?;
+            return Ok(());
+        }
         if let Some(feature) = needs {
             if let Some(why) = self.engine()?.unsupported(feature) {
                 // Count the threads anyway, so later benchmarks keep db_bench's seeds.
@@ -835,18 +870,9 @@ impl ThreadCtx<'_> {
             Method::DeleteRandom => self.write(p, false, true),
             Method::ReadWhileWriting => self.read_while_writing(p),
             Method::Compact => self.engine.compact(),
-            Method::Crc32c => {
-                self.crc32c();
-                Ok(())
-            }
-            Method::SnappyComp => {
-                self.snappy_compress();
-                Ok(())
-            }
-            Method::SnappyUncomp => {
-                self.snappy_uncompress();
-                Ok(())
-            }
+            Method::Crc32c => self.crc32c(),
+            Method::SnappyComp => self.snappy_compress(),
+            Method::SnappyUncomp => self.snappy_uncompress(),
         }
     }
 
@@ -1102,13 +1128,26 @@ impl ThreadCtx<'_> {
         Ok(())
     }
 
-    fn crc32c(&mut self) {
+    /// The engine's CRC-32C (`run_one` checked that it has one).
+    fn crc32c_codec(&self) -> Result<Crc32c, Error> {
+        self.engine.codecs().crc32c.map_err(Error::new)
+    }
+
+    /// The engine's snappy codec (`run_one` checked that it has one).
+    fn snappy_codec(&self) -> Result<Snappy, Error> {
+        self.engine.codecs().snappy.map_err(Error::new)
+    }
+
+    /// db_bench's `Crc32c`: the checksum of a 4 KB buffer of `x`, over and
+    /// over, 500 MB in all.
+    fn crc32c(&mut self) -> Result<(), Error> {
         const SIZE: usize = 4096;
+        let value = self.crc32c_codec()?.value;
         let data = vec![b'x'; SIZE];
         let mut bytes: i64 = 0;
         let mut crc = 0u32;
         while bytes < 500 * 1_048_576 {
-            crc = crc32c::crc32c(&data);
+            crc = value(std::hint::black_box(&data));
             self.stats.finished_single_op();
             bytes += SIZE as i64;
         }
@@ -1116,20 +1155,23 @@ impl ThreadCtx<'_> {
         eprint!("... crc=0x{crc:x}\r");
         self.stats.add_bytes(bytes);
         self.stats.add_message("(4K per op)");
+        Ok(())
     }
 
-    fn snappy_compress(&mut self) {
+    /// db_bench's `SnappyCompress`: one block-sized (4 KB) value compressed
+    /// over and over, 1 GB of input in all.
+    fn snappy_compress(&mut self) -> Result<(), Error> {
+        let mut compressor = (self.snappy_codec()?.compressor)();
         let mut gen = self.values.generator();
         let input = gen.generate(4096).to_vec();
-        let mut encoder = snap::raw::Encoder::new();
-        let mut compressed = vec![0u8; snap::raw::max_compress_len(input.len())];
+        let mut compressed = Vec::new();
         let mut bytes: i64 = 0;
         let mut produced: i64 = 0;
         let mut ok = true;
         while ok && bytes < 1024 * 1_048_576 {
-            match encoder.compress(&input, &mut compressed) {
-                Ok(n) => produced += n as i64,
-                Err(_) => ok = false,
+            match compressor.compress(&input, &mut compressed) {
+                Some(n) => produced += n as i64,
+                None => ok = false,
             }
             bytes += input.len() as i64;
             self.stats.finished_single_op();
@@ -1143,19 +1185,23 @@ impl ThreadCtx<'_> {
             ));
             self.stats.add_bytes(bytes);
         }
+        Ok(())
     }
 
-    fn snappy_uncompress(&mut self) {
+    /// db_bench's `SnappyUncompress`: the engine's own compression of one
+    /// 4 KB value, uncompressed over and over, 1 GB of output in all.
+    fn snappy_uncompress(&mut self) -> Result<(), Error> {
+        let codec = self.snappy_codec()?;
         let mut gen = self.values.generator();
         let input = gen.generate(4096).to_vec();
-        let compressed = snap::raw::Encoder::new().compress_vec(&input);
-        let mut decoder = snap::raw::Decoder::new();
+        let mut compressed = Vec::new();
+        let n = (codec.compressor)().compress(&input, &mut compressed);
+        let compressed = n.and_then(|n| compressed.get(..n)).unwrap_or_default();
         let mut output = vec![0u8; input.len()];
         let mut bytes: i64 = 0;
-        let mut ok = compressed.is_ok();
-        let compressed = compressed.unwrap_or_default();
+        let mut ok = n.is_some();
         while ok && bytes < 1024 * 1_048_576 {
-            ok = decoder.decompress(&compressed, &mut output).is_ok();
+            ok = (codec.uncompress)(compressed, &mut output);
             bytes += input.len() as i64;
             self.stats.finished_single_op();
         }
@@ -1164,6 +1210,7 @@ impl ThreadCtx<'_> {
         } else {
             self.stats.add_bytes(bytes);
         }
+        Ok(())
     }
 }
 

@@ -9,6 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 use shale_bench::engine::EngineKind;
+use shale_bench::engines;
 use shale_bench::flags;
 use shale_bench::runner::{available_engines, skipped_line};
 use shale_report::engines::ENGINES;
@@ -116,6 +117,53 @@ fn the_report_reads_everything_db_bench_prints() {
         let samples = parse_timeseries(&fs::read_to_string(&csv).expect("timeseries CSV"))
             .unwrap_or_else(|e| panic!("{name}: timeseries {e}"));
         assert!(samples.iter().any(|s| s.bench == "putseq"), "{name}");
+    }
+}
+
+/// db_bench's `crc32c`, `snappycomp` and `snappyuncomp` lines time each
+/// engine's own code; an engine without such code says `not supported` for
+/// them in a line the report reads, and the benchmarks after them keep
+/// db_bench's seeds. (The engines that have codecs would take seconds per
+/// line in a debug build; their codecs are tested in `engines`.)
+#[test]
+fn an_engine_without_its_own_codecs_says_so_in_a_line_the_report_reads() {
+    for kind in available_engines() {
+        let c = engines::codecs(kind);
+        let (Err(crc_why), Err(snappy_why)) = (c.crc32c, c.snappy) else {
+            continue;
+        };
+        let dir = tempfile::tempdir().expect("tempdir");
+        let out = Command::new(DB_BENCH)
+            .args([
+                format!("--engine={}", kind.name()),
+                "--num=100".to_string(),
+                "--benchmarks=crc32c,snappycomp,snappyuncomp,fillrandom".to_string(),
+                format!("--db={}", dir.path().join("db").display()),
+                "--progress=0".to_string(),
+            ])
+            .output()
+            .expect("db_bench runs");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let name = kind.name();
+        assert!(out.status.success(), "{name}: {stdout}");
+        let parsed = parse_output(&stdout)
+            .unwrap_or_else(|e| panic!("{name}: the report cannot read {e}\n{stdout}"));
+        assert_eq!(parsed.unsupported_reason("crc32c"), Some(crc_why.as_str()));
+        for bench in ["snappycomp", "snappyuncomp"] {
+            assert_eq!(
+                parsed.unsupported_reason(bench),
+                Some(snappy_why.as_str()),
+                "{name}"
+            );
+            assert!(parsed.last_result(bench).is_none(), "{name}");
+        }
+        assert!(parsed.last_result("fillrandom").is_some(), "{name}");
+        assert!(
+            stdout.contains(&format!(
+                "Setting:    {name}.crc32c = not supported ({crc_why})"
+            )),
+            "{name}: the header says what the line measures\n{stdout}"
+        );
     }
 }
 

@@ -10,6 +10,12 @@
 //! RocksDB (`lsm_capi`); this file names LevelDB's functions and sets its
 //! options.
 //!
+//! Its codecs for db_bench's `crc32c` and snappy lines are LevelDB's own:
+//! `leveldb::crc32c::Value` (which `libleveldb.so` does not export: the
+//! function is linked from `crc32c.cc.o` of the same version's
+//! `libleveldb.a`, see `build.rs`) and libsnappy, which `libleveldb.so`
+//! links and whose `RawCompress` / `RawUncompress` LevelDB's db_bench times.
+//!
 //! Invariant: the database is open for the whole life of the value; the
 //! options, cache and filter it was opened with are freed only after it is
 //! closed.
@@ -19,7 +25,52 @@ use std::ptr;
 
 use super::lsm_capi::{check, Handles, LsmCApi, LsmTypes};
 use super::util::{self, setting};
-use crate::engine::{Engine, EngineConfig, EngineKind, Result, Session};
+use crate::engine::{Codecs, Engine, EngineConfig, EngineKind, Result, Session};
+
+/// LevelDB's CRC-32C, from `crc32c.cc.o` of `libleveldb.a`.
+#[cfg(have_leveldb_crc32c)]
+mod crc {
+    use std::os::raw::c_char;
+
+    extern "C" {
+        /// `uint32_t leveldb::crc32c::Extend(uint32_t init_crc, const char*
+        /// data, size_t n)`.
+        #[link_name = "_ZN7leveldb6crc32c6ExtendEjPKcm"]
+        fn leveldb_crc32c_extend(init_crc: u32, data: *const c_char, n: usize) -> u32;
+    }
+
+    /// `leveldb::crc32c::Value(data, n)`, which is `Extend(0, data, n)`.
+    pub fn value(data: &[u8]) -> u32 {
+        // SAFETY: the function reads `n` bytes from `data`, which are
+        // readable; it keeps no pointer (only a lazily set static flag).
+        unsafe { leveldb_crc32c_extend(0, data.as_ptr().cast::<c_char>(), data.len()) }
+    }
+}
+
+/// LevelDB's CRC-32C and libsnappy, or why this build has them not.
+pub fn codecs() -> Codecs {
+    #[cfg(have_leveldb_crc32c)]
+    let crc32c = Ok(crate::engine::Crc32c {
+        implementation: format!(
+            "leveldb::crc32c::Value (crc32c.cc.o linked from {}: {})",
+            env!("SHALE_BENCH_LEVELDB_CRC32C_ARCHIVE"),
+            env!("SHALE_BENCH_LEVELDB_CRC32C_CODE")
+        ),
+        value: crc::value,
+    });
+    #[cfg(not(have_leveldb_crc32c))]
+    let crc32c = Err(format!(
+        "LevelDB's crc32c (not exported by libleveldb.so) is not linked from libleveldb.a: {}",
+        env!("SHALE_BENCH_LEVELDB_CRC32C_STATUS")
+    ));
+    #[cfg(have_snappy)]
+    let snappy = Ok(super::libsnappy::snappy(
+        ", which LevelDB's port::Snappy_Compress / Snappy_Uncompress call",
+    ));
+    #[cfg(not(have_snappy))]
+    let snappy = Err(super::no_libsnappy());
+    Codecs { crc32c, snappy }
+}
 
 #[allow(non_camel_case_types)]
 mod ffi {

@@ -15,6 +15,10 @@
 //! LevelDB (`lsm_capi`); this file names RocksDB's functions and sets its
 //! options.
 //!
+//! Its codecs for db_bench's `crc32c` and snappy lines are RocksDB's own:
+//! `rocksdb::crc32c::Extend`, which `librocksdb.so` exports, and libsnappy,
+//! which it links for its snappy compression.
+//!
 //! Invariant: the database is open for the whole life of the value and is
 //! closed before the options it was opened with are freed.
 
@@ -23,7 +27,50 @@ use std::ptr;
 
 use super::lsm_capi::{check, Handles, LsmCApi, LsmTypes};
 use super::util::{self, setting};
-use crate::engine::{Engine, EngineConfig, EngineKind, Result, Session};
+use crate::engine::{Codecs, Crc32c, Engine, EngineConfig, EngineKind, Result, Session};
+
+/// RocksDB's CRC-32C, exported by `librocksdb.so`.
+mod crc {
+    use std::os::raw::c_char;
+
+    extern "C" {
+        /// `uint32_t rocksdb::crc32c::Extend(uint32_t init_crc, const char*
+        /// buf, size_t size)`.
+        #[link_name = "_ZN7rocksdb6crc32c6ExtendEjPKcm"]
+        fn rocksdb_crc32c_extend(init_crc: u32, data: *const c_char, n: usize) -> u32;
+    }
+
+    /// `rocksdb::crc32c::Value(data, n)`, which is `Extend(0, data, n)`.
+    pub fn value(data: &[u8]) -> u32 {
+        // SAFETY: the function reads `n` bytes from `data`, which are
+        // readable, and keeps no pointer.
+        unsafe { rocksdb_crc32c_extend(0, data.as_ptr().cast::<c_char>(), data.len()) }
+    }
+}
+
+/// RocksDB's CRC-32C and libsnappy (or why this build has no libsnappy).
+pub fn codecs() -> Codecs {
+    let code = match env!("SHALE_BENCH_ROCKSDB_CRC32_INSNS").parse::<usize>() {
+        Ok(0) => {
+            "the installed library has no SSE4.2 crc32 instruction: its portable table-driven code"
+        }
+        Ok(_) => "the installed library picks SSE4.2 crc32 code or its portable code at run time",
+        Err(_) => "hardware or portable code, unknown (objdump was not available at build time)",
+    };
+    #[cfg(have_snappy)]
+    let snappy = Ok(super::libsnappy::snappy(
+        ", which RocksDB's Snappy_Compress / Snappy_Uncompress call",
+    ));
+    #[cfg(not(have_snappy))]
+    let snappy = Err(super::no_libsnappy());
+    Codecs {
+        crc32c: Ok(Crc32c {
+            implementation: format!("rocksdb::crc32c::Value (exported Extend; {code})"),
+            value: crc::value,
+        }),
+        snappy,
+    }
+}
 
 #[allow(non_camel_case_types)]
 mod ffi {

@@ -5,12 +5,21 @@
 //! size, open files, compression, `reuse_logs` from the flags, an LRU block
 //! cache of `--cache_size` bytes (none given means Shale's own 8 MB cache)
 //! and a bloom filter of `--bloom_bits` bits per key (none by default).
+//!
+//! Its codecs for db_bench's `crc32c` and snappy lines are the code Shale
+//! runs: `shale::util::crc::value`, the CRC-32C of its log records and table
+//! blocks, and the `snap` crate's raw encoder and decoder called as the table
+//! builder (`sstable/table_builder.rs`: one encoder kept, the output buffer
+//! grown to the largest encoding and reused) and the block reader
+//! (`sstable/format.rs`: a decoder into a buffer of the uncompressed length)
+//! call them.
 
 use std::sync::Arc;
 
 use super::util::{self, setting};
 use crate::engine::{
-    Batch, BatchOp, Engine, EngineConfig, EngineIter, EngineKind, Error, Result, Session,
+    Batch, BatchOp, Codecs, Crc32c, Engine, EngineConfig, EngineIter, EngineKind, Error, Result,
+    Session, Snappy, SnappyCompressor,
 };
 
 fn err(e: shale::Error) -> Error {
@@ -107,6 +116,63 @@ impl Engine for ShaleEngine {
     fn property(&self, name: &str) -> Option<String> {
         self.db.property(name)
     }
+}
+
+/// Shale's CRC-32C and snappy code (see the module comment).
+pub fn codecs() -> Codecs {
+    Codecs {
+        crc32c: Ok(Crc32c {
+            implementation: format!(
+                "shale::util::crc::value (the crc32c crate: {})",
+                crc_code()
+            ),
+            value: shale::util::crc::value,
+        }),
+        snappy: Ok(Snappy {
+            implementation: "the snap crate's raw Encoder / Decoder, as Shale's table builder and block reader call them".to_string(),
+            compressor: || Box::new(ShaleCompressor(snap::raw::Encoder::new())),
+            uncompress: shale_uncompress,
+        }),
+    }
+}
+
+/// Which code the crc32c crate picks on this CPU.
+fn crc_code() -> &'static str {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("sse4.2") {
+            "SSE4.2 crc32 instructions on this CPU"
+        } else {
+            "table-driven code, this CPU has no SSE4.2"
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        "the CPU's CRC instructions where it has them, else table-driven code"
+    }
+}
+
+/// The table builder's compressor: one encoder, reused.
+struct ShaleCompressor(snap::raw::Encoder);
+
+impl SnappyCompressor for ShaleCompressor {
+    fn compress(&mut self, input: &[u8], output: &mut Vec<u8>) -> Option<usize> {
+        // As `BlockWriter::write_block`: grow the buffer to the largest
+        // encoding (0: the input is too large for snappy) and compress into it.
+        let max = snap::raw::max_compress_len(input.len());
+        if max == 0 {
+            return None;
+        }
+        output.resize(max, 0);
+        self.0.compress(input, output).ok()
+    }
+}
+
+/// The block reader's decompression: a fresh decoder into a buffer of the
+/// uncompressed length, which must be filled exactly.
+fn shale_uncompress(input: &[u8], output: &mut [u8]) -> bool {
+    let len = output.len();
+    matches!(snap::raw::Decoder::new().decompress(input, output), Ok(n) if n == len)
 }
 
 struct ShaleSession<'a> {

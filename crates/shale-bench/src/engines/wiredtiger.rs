@@ -21,6 +21,11 @@
 //! offsets were checked against the installed header and are pinned by a
 //! test. Sessions and cursors are single-threaded: each benchmark session
 //! owns one WiredTiger session and its cursors.
+//!
+//! Its codecs for db_bench's `crc32c` and snappy lines: WiredTiger's own
+//! checksum, the function `wiredtiger_crc32c_func()` returns, and libsnappy
+//! when the snappy extension is installed (the extension compresses by
+//! calling libsnappy's `snappy_compress` / `snappy_uncompress`).
 
 use std::ffi::CString;
 use std::os::raw::{c_char, c_int};
@@ -29,7 +34,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::util::{self, setting};
 use crate::engine::{
-    Batch, BatchOp, Engine, EngineConfig, EngineIter, EngineKind, Error, Result, Session,
+    Batch, BatchOp, Codecs, Crc32c, Engine, EngineConfig, EngineIter, EngineKind, Error, Result,
+    Session,
 };
 
 #[allow(non_camel_case_types)]
@@ -136,12 +142,60 @@ pub(crate) mod ffi {
             connection: *mut *mut WT_CONNECTION,
         ) -> c_int;
         pub fn wiredtiger_strerror(error: c_int) -> *const c_char;
+        /// The checksum function WiredTiger uses (hardware or software,
+        /// chosen by the library).
+        pub fn wiredtiger_crc32c_func() -> unsafe extern "C" fn(*const c_void, usize) -> u32;
         pub fn wiredtiger_version(
             major: *mut c_int,
             minor: *mut c_int,
             patch: *mut c_int,
         ) -> *const c_char;
     }
+}
+
+/// The function `wiredtiger_crc32c_func()` returned, asked once.
+static CRC32C: std::sync::OnceLock<unsafe extern "C" fn(*const std::ffi::c_void, usize) -> u32> =
+    std::sync::OnceLock::new();
+
+/// WiredTiger's CRC-32C of `data`.
+fn crc32c(data: &[u8]) -> u32 {
+    // SAFETY: the library's accessor has no preconditions.
+    let f = *CRC32C.get_or_init(|| unsafe { ffi::wiredtiger_crc32c_func() });
+    // SAFETY: the checksum reads `data.len()` bytes from `data`, which are
+    // readable, and keeps no pointer.
+    unsafe { f(data.as_ptr().cast(), data.len()) }
+}
+
+/// WiredTiger's checksum and, with its snappy extension installed,
+/// libsnappy.
+pub fn codecs() -> Codecs {
+    let code = match env!("SHALE_BENCH_WIREDTIGER_CRC32_INSNS").parse::<usize>() {
+        Ok(0) => "the installed library has no SSE4.2 crc32 instruction: its software code",
+        Ok(_) => "the installed library picks SSE4.2 crc32 code or its software code at run time",
+        Err(_) => "hardware or software code, unknown (objdump was not available at build time)",
+    };
+    let crc32c = Ok(Crc32c {
+        implementation: format!("wiredtiger_crc32c_func() ({code})"),
+        value: crc32c,
+    });
+    let snappy = if env!("SHALE_BENCH_WIREDTIGER_SNAPPY").is_empty() {
+        Err("WiredTiger's snappy extension (libwiredtiger_snappy.so) is not installed".to_string())
+    } else {
+        snappy_codec()
+    };
+    Codecs { crc32c, snappy }
+}
+
+#[cfg(have_snappy)]
+fn snappy_codec() -> std::result::Result<crate::engine::Snappy, String> {
+    Ok(super::libsnappy::snappy(
+        "; WiredTiger's snappy extension calls snappy_compress / snappy_uncompress",
+    ))
+}
+
+#[cfg(not(have_snappy))]
+fn snappy_codec() -> std::result::Result<crate::engine::Snappy, String> {
+    Err(super::no_libsnappy())
 }
 
 const DEFAULT_CACHE: u64 = 128 << 20;
