@@ -178,8 +178,12 @@ impl DbInner {
             }
             let l0 = st.versions.num_level_files(0);
             if allow_delay && l0 >= L0_SLOWDOWN_WRITES_TRIGGER {
-                // Spread the delay over many writes instead of stopping one for seconds.
-                MutexGuard::unlocked(st, || std::thread::sleep(Duration::from_millis(1)));
+                // Spread the delay over many writes instead of stopping one
+                // for seconds: wait up to 1 ms (LevelDB's delay), but no
+                // longer than until the background thread finishes a step,
+                // which may have emptied level 0.
+                self.bg_cv.notify_one();
+                self.work_done_cv.wait_for(st, Duration::from_millis(1));
                 allow_delay = false;
             } else if !force && st.mem.approximate_memory_usage() <= self.options.write_buffer_size
             {

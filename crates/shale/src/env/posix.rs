@@ -2,7 +2,10 @@
 //!
 //! Writable files keep a 64 KiB user-space buffer so that small appends (log
 //! records, table blocks) cost no system call; `flush` hands the buffer to the
-//! kernel and `sync` adds an fdatasync.
+//! kernel and `sync` adds an fdatasync. An append of [`DIRECT_APPEND_MIN`]
+//! bytes or more (a block holding a large value) is not copied into the
+//! buffer: it goes to the kernel at once, together with what is buffered
+//! before it, in one `writev`.
 //!
 //! Log files are written through a shared memory mapping of space reserved
 //! ahead with `posix_fallocate`, one [`LOG_CHUNK`] at a time: an append is a
@@ -35,6 +38,9 @@ use super::{FileLock, FileSystem, RandomAccessFile, SequentialFile, WritableFile
 use crate::error::{Error, Result};
 
 const WRITE_BUFFER: usize = 64 * 1024;
+
+/// Appends at least this long skip the write buffer.
+pub const DIRECT_APPEND_MIN: usize = WRITE_BUFFER / 4;
 
 /// The operating system's file system.
 #[derive(Debug, Default, Clone, Copy)]
@@ -328,7 +334,26 @@ impl PosixWritable {
         self.file()?
             .write_all(data)
             .map_err(|e| Error::io(&path, e))?;
-        self.written += data.len() as u64;
+        self.wrote(data.len());
+        Ok(())
+    }
+
+    /// Writes the buffer, then `data`, with as few system calls as the
+    /// kernel allows (one `writev`, usually), and empties the buffer.
+    fn write_out_with_buffer(&mut self, data: &[u8]) -> Result<()> {
+        let Some(file) = self.file.as_mut() else {
+            return Err(closed_file(&self.path));
+        };
+        let total = self.buf.len() + data.len();
+        write_all_vectored(file, &self.buf, data).map_err(|e| Error::io(&self.path, e))?;
+        self.buf.clear();
+        self.wrote(total);
+        Ok(())
+    }
+
+    /// Counts `n` bytes handed to the kernel, starting write-back now and then.
+    fn wrote(&mut self, n: usize) {
+        self.written += n as u64;
         if self.written - self.writeback_from >= WRITEBACK_EVERY {
             // Start writing the new bytes back now, so that the final
             // fdatasync of a big file (a table) waits for little more than
@@ -338,8 +363,24 @@ impl PosixWritable {
             }
             self.writeback_from = self.written;
         }
-        Ok(())
     }
+}
+
+/// Writes `a` then `b` to `file` completely, with `writev`.
+fn write_all_vectored(file: &mut File, a: &[u8], b: &[u8]) -> std::io::Result<()> {
+    let (mut a, mut b) = (a, b);
+    while !a.is_empty() || !b.is_empty() {
+        let n = match file.write_vectored(&[std::io::IoSlice::new(a), std::io::IoSlice::new(b)]) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let from_a = n.min(a.len());
+        a = &a[from_a..];
+        b = &b[(n - from_a).min(b.len())..];
+    }
+    Ok(())
 }
 
 /// Asks the kernel to start writing back `len` bytes from `offset` (a hint:
@@ -361,17 +402,15 @@ fn start_writeback(file: &File, offset: u64, len: u64) {
 impl WritableFile for PosixWritable {
     fn append(&mut self, data: &[u8]) -> Result<()> {
         self.file()?;
-        if self.buf.len() + data.len() <= WRITE_BUFFER {
-            self.buf.extend_from_slice(data);
-            return Ok(());
+        if data.len() >= DIRECT_APPEND_MIN {
+            // Large: no copy into the buffer.
+            return self.write_out_with_buffer(data);
         }
-        self.flush()?;
-        if data.len() <= WRITE_BUFFER {
-            self.buf.extend_from_slice(data);
-            Ok(())
-        } else {
-            self.write_out(data)
+        if self.buf.len() + data.len() > WRITE_BUFFER {
+            self.flush()?;
         }
+        self.buf.extend_from_slice(data);
+        Ok(())
     }
 
     fn flush(&mut self) -> Result<()> {

@@ -227,3 +227,36 @@ fn a_crashed_posix_log_reads_back_whole() {
         "padding is not reported as damage"
     );
 }
+
+/// Appends of every size, small ones buffered and large ones written
+/// straight through with what is buffered before them, land in order.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn posix_writes_mixed_small_and_large_appends_in_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fs = PosixFs::new();
+    let path = tmp.path().join("mixed");
+    let mut w = fs.new_writable_file(&path).unwrap();
+    let mut expected = Vec::new();
+    let sizes = [
+        5,
+        posix::DIRECT_APPEND_MIN,
+        5,
+        50_000,
+        3,
+        60_000,
+        70_000,
+        1,
+        posix::DIRECT_APPEND_MIN - 1,
+        200_000,
+        40_000,
+        40_000,
+    ];
+    for (i, &n) in sizes.iter().enumerate() {
+        let chunk: Vec<u8> = (0..n).map(|j| (i * 31 + j % 251) as u8).collect();
+        w.append(&chunk).unwrap();
+        expected.extend_from_slice(&chunk);
+    }
+    w.close().unwrap();
+    assert_eq!(read_file(&fs, &path).unwrap(), expected);
+}

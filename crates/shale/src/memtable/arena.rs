@@ -11,14 +11,17 @@
 //! - Every returned pointer is aligned to [`ALIGN`] (8) bytes and the region it
 //!   starts is disjoint from every other returned region. Sizes are rounded up
 //!   to a multiple of 8, and every block's data starts 8-aligned.
-//! - All memory is zero-initialised when its block is created, so a caller may
-//!   view a fresh region as `&mut [u8]`.
+//! - Regions from [`Arena::allocate`] are zero-initialised, so a caller may
+//!   view a fresh one as `&mut [u8]`. [`Arena::allocate_uninit`] skips the
+//!   zeroing of large requests (a value of 100 KB would otherwise be
+//!   written twice): their bytes are uninitialised until the caller writes
+//!   them, and must be treated as `MaybeUninit<u8>` until then.
 //! - Memory is never freed or reused before the arena is dropped; pointers stay
 //!   valid for the arena's whole life (the arena may move: blocks are separate
 //!   heap allocations).
 //! - [`Arena::memory_usage`] is a single atomic load.
 
-use std::alloc::{alloc_zeroed, dealloc, handle_alloc_error, Layout};
+use std::alloc::{alloc, alloc_zeroed, dealloc, handle_alloc_error, Layout};
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -87,6 +90,20 @@ impl Arena {
     /// dropped. Safe to call from several threads at once.
     #[inline]
     pub fn allocate(&self, size: usize) -> NonNull<u8> {
+        self.allocate_inner(size, true)
+    }
+
+    /// Like [`Arena::allocate`], but a large request (one that gets a block
+    /// of its own) is not zeroed: the region's bytes are uninitialised, and
+    /// the caller must write each byte before reading it. Small requests
+    /// come from regular blocks and are zeroed anyway.
+    #[inline]
+    pub fn allocate_uninit(&self, size: usize) -> NonNull<u8> {
+        self.allocate_inner(size, false)
+    }
+
+    #[inline]
+    fn allocate_inner(&self, size: usize, zeroed: bool) -> NonNull<u8> {
         debug_assert!(size > 0);
         // Round up to keep every allocation aligned. A size this close to
         // usize::MAX cannot be allocated anyway.
@@ -95,7 +112,7 @@ impl Arena {
             None => handle_alloc_error(Layout::new::<u8>()),
         };
         if size > LARGE_THRESHOLD {
-            return self.allocate_dedicated(size);
+            return self.allocate_dedicated(size, zeroed);
         }
         loop {
             let block = self.current.load(Ordering::Acquire);
@@ -149,14 +166,14 @@ impl Arena {
         Some(unsafe { NonNull::new_unchecked(block.cast::<u8>().add(HEADER_SIZE)) })
     }
 
-    /// A dedicated block for one large allocation.
+    /// A dedicated block for one large allocation, zeroed or not.
     #[cold]
-    fn allocate_dedicated(&self, size: usize) -> NonNull<u8> {
+    fn allocate_dedicated(&self, size: usize, zeroed: bool) -> NonNull<u8> {
         let layout = match Layout::from_size_align(size, ALIGN) {
             Ok(l) => l,
             Err(_) => handle_alloc_error(Layout::new::<u8>()),
         };
-        let p = Self::system_alloc(layout);
+        let p = Self::system_alloc(layout, zeroed);
         let mut blocks = self.lock_blocks();
         self.record_block(&mut blocks, p, layout);
         p
@@ -174,7 +191,7 @@ impl Arena {
             // BLOCK_SIZE and ALIGN are valid constants.
             Err(_) => unreachable!("block layout constants are valid"),
         };
-        let p = Self::system_alloc(layout);
+        let p = Self::system_alloc(layout, true);
         let header = p.as_ptr().cast::<BlockHeader>();
         // SAFETY: `p` is a fresh allocation of BLOCK_SIZE bytes aligned to 8,
         // large enough and aligned for the header, and not yet shared.
@@ -202,9 +219,15 @@ impl Arena {
             .fetch_add(layout.size() + grown, Ordering::Relaxed);
     }
 
-    fn system_alloc(layout: Layout) -> NonNull<u8> {
+    fn system_alloc(layout: Layout, zeroed: bool) -> NonNull<u8> {
         // SAFETY: every layout passed here has a non-zero size.
-        let p = unsafe { alloc_zeroed(layout) };
+        let p = unsafe {
+            if zeroed {
+                alloc_zeroed(layout)
+            } else {
+                alloc(layout)
+            }
+        };
         match NonNull::new(p) {
             Some(p) => p,
             None => handle_alloc_error(layout),
@@ -275,6 +298,24 @@ mod tests {
         for (i, &(p, len, byte)) in regions.iter().enumerate() {
             assert!(check(p, len, byte), "allocation {i} was overwritten");
         }
+    }
+
+    #[test]
+    fn uninit_allocations_are_aligned_and_disjoint_once_written() {
+        let arena = Arena::new();
+        let sizes: &[usize] = &[1, 100, 1025, 3000, 5000, 8, 20_000];
+        let mut regions = Vec::new();
+        for (i, &len) in sizes.iter().enumerate() {
+            let p = arena.allocate_uninit(len);
+            assert_eq!(p.as_ptr() as usize % ALIGN, 0, "allocation {i} misaligned");
+            // Written before it is read, as the contract asks.
+            fill(p, len, i as u8 + 1);
+            regions.push((p, len, i as u8 + 1));
+        }
+        for (i, &(p, len, byte)) in regions.iter().enumerate() {
+            assert!(check(p, len, byte), "allocation {i} was overwritten");
+        }
+        assert!(arena.memory_usage() >= 1025 + 3000 + 5000 + 20_000);
     }
 
     #[test]

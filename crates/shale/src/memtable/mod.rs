@@ -76,20 +76,6 @@ fn entry_user_key_and_tag(entry: &[u8]) -> (&[u8], u64) {
     split_internal_key(entry_key(entry))
 }
 
-/// Writes `v` as a varint at the start of `dst`; returns the bytes written.
-/// `dst` must have room (`varint_length(v)` bytes).
-#[inline]
-fn encode_varint32(dst: &mut [u8], mut v: u32) -> usize {
-    let mut i = 0;
-    while v >= 0x80 {
-        dst[i] = (v as u8) | 0x80;
-        v >>= 7;
-        i += 1;
-    }
-    dst[i] = v as u8;
-    i + 1
-}
-
 /// Orders memtable entries (and length-prefixed lookup keys) by their
 /// internal keys.
 #[derive(Clone)]
@@ -193,15 +179,13 @@ impl MemTable {
             + varint_length(value_len as u64)
             + value.len();
         let tag = pack_sequence_and_type(seq, t).to_le_bytes();
-        let inserted = self.list.insert_with(len, |buf| {
-            // `len` was computed from exactly these parts, so the splits are in range.
-            let n = encode_varint32(buf, key_len);
-            let (user, rest) = buf[n..].split_at_mut(user_key.len());
-            user.copy_from_slice(user_key);
-            let (trailer, rest) = rest.split_at_mut(8);
-            trailer.copy_from_slice(&tag);
-            let n = encode_varint32(rest, value_len);
-            rest[n..].copy_from_slice(value);
+        // `len` was computed from exactly these parts, so they fill the entry.
+        let inserted = self.list.insert_with(len, |w| {
+            w.put_varint32(key_len);
+            w.put(user_key);
+            w.put(&tag);
+            w.put_varint32(value_len);
+            w.put(value);
         });
         debug_assert!(inserted, "the same internal key was added twice");
     }

@@ -64,7 +64,7 @@
 
 use std::cell::Cell;
 use std::cmp::Ordering;
-use std::mem::size_of;
+use std::mem::{size_of, MaybeUninit};
 use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering as MemOrder};
 use std::sync::Arc;
@@ -202,24 +202,33 @@ impl Node {
     #[inline]
     fn entry<'a>(self) -> &'a [u8] {
         // SAFETY: the node was allocated with `entry_len` bytes after its link
-        // slots; arena memory is zero-initialised and the entry was written
-        // before publication and never again, so a shared view is sound. The
+        // slots; every entry byte was written (by `EntryWriter`, which zeroes
+        // what its filler leaves) before publication and never again, so a
+        // shared view is sound (the head's entry is empty). The
         // caller bounds the lifetime by the list's (type invariant).
         unsafe {
             std::slice::from_raw_parts(self.as_ptr().add(self.entry_offset()), self.entry_len())
         }
     }
 
-    /// Mutable entry bytes of a node that is not yet published.
+    /// The entry bytes of a node that is not yet published, possibly
+    /// uninitialised (large nodes come from [`Arena::allocate_uninit`]).
     ///
     /// # Safety
     /// The node must be fresh from [`SkipList::new_node`] and not yet linked,
     /// so the calling thread has exclusive access to it.
     #[inline]
-    unsafe fn entry_mut<'a>(self) -> &'a mut [u8] {
-        // SAFETY: as for `entry`, and the caller guarantees exclusive access.
+    unsafe fn entry_uninit<'a>(self) -> &'a mut [MaybeUninit<u8>] {
+        // SAFETY: the node was allocated with `entry_len` bytes after its
+        // link slots; `MaybeUninit<u8>` has the layout of `u8` and may be
+        // uninitialised; the caller guarantees exclusive access.
         unsafe {
-            std::slice::from_raw_parts_mut(self.as_ptr().add(self.entry_offset()), self.entry_len())
+            std::slice::from_raw_parts_mut(
+                self.as_ptr()
+                    .add(self.entry_offset())
+                    .cast::<MaybeUninit<u8>>(),
+                self.entry_len(),
+            )
         }
     }
 }
@@ -303,6 +312,62 @@ struct Splice {
     skip: u32,
 }
 
+/// Writes the bytes of a new entry in place, front to back (see
+/// [`SkipList::insert_with`]). Writes past the entry's length are cut off.
+pub struct EntryWriter<'a> {
+    buf: &'a mut [MaybeUninit<u8>],
+    /// Bytes written so far; `buf[..pos]` is initialised.
+    pos: usize,
+}
+
+impl EntryWriter<'_> {
+    /// Appends `data` (as much of it as the entry has room for).
+    #[inline]
+    pub fn put(&mut self, data: &[u8]) {
+        let n = data.len().min(self.buf.len() - self.pos);
+        // SAFETY: `pos + n <= buf.len()`, so the destination is inside the
+        // entry; the source is `n` initialised bytes of a caller's slice,
+        // which cannot overlap the fresh, exclusively owned entry.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                data.as_ptr(),
+                self.buf.as_mut_ptr().add(self.pos).cast::<u8>(),
+                n,
+            );
+        }
+        self.pos += n;
+    }
+
+    /// Appends `v` as a varint.
+    #[inline]
+    pub fn put_varint32(&mut self, mut v: u32) {
+        let mut b = [0u8; 5];
+        let mut i = 0;
+        while v >= 0x80 {
+            b[i] = (v as u8) | 0x80;
+            v >>= 7;
+            i += 1;
+        }
+        b[i] = v as u8;
+        self.put(&b[..=i]);
+    }
+
+    /// Bytes written so far.
+    #[inline]
+    pub fn written(&self) -> usize {
+        self.pos
+    }
+
+    /// Zeroes the bytes not written, so that the whole entry is initialised.
+    #[inline]
+    fn zero_rest(&mut self) {
+        for b in &mut self.buf[self.pos..] {
+            b.write(0);
+        }
+        self.pos = self.buf.len();
+    }
+}
+
 /// A concurrent skiplist; see the module documentation.
 pub struct SkipList<C> {
     head: Node,
@@ -376,21 +441,26 @@ impl<C: KeyComparator> SkipList<C> {
     /// If `entry` is 4 GiB or longer.
     #[inline]
     pub fn insert(&self, entry: &[u8]) -> bool {
-        self.insert_with(entry.len(), |buf| buf.copy_from_slice(entry))
+        self.insert_with(entry.len(), |w| w.put(entry))
     }
 
-    /// Inserts an entry of `len` bytes written in place by `fill` (which gets
-    /// a zeroed buffer of exactly `len` bytes), avoiding a copy. Returns false
+    /// Inserts an entry of `len` bytes written in place by `fill` through an
+    /// [`EntryWriter`], avoiding a copy (and, for a large entry, zeroing its
+    /// memory first). Bytes `fill` leaves unwritten are zero. Returns false
     /// if an equal entry is present (the space is then wasted). Safe to call
     /// from several threads at once.
     ///
     /// # Panics
     /// If `len` is 4 GiB or more.
     #[inline]
-    pub fn insert_with(&self, len: usize, fill: impl FnOnce(&mut [u8])) -> bool {
+    pub fn insert_with(&self, len: usize, fill: impl FnOnce(&mut EntryWriter<'_>)) -> bool {
         let node = Self::new_node(&self.arena, random_height(), len);
         // SAFETY: the node is fresh and not linked, so only this thread sees it.
-        fill(unsafe { node.entry_mut() });
+        let buf = unsafe { node.entry_uninit() };
+        let mut w = EntryWriter { buf, pos: 0 };
+        fill(&mut w);
+        w.zero_rest();
+        // Every entry byte is now initialised, as `Node::entry` requires.
         self.link(node)
     }
 
@@ -425,7 +495,9 @@ impl<C: KeyComparator> SkipList<C> {
             panic!("skiplist entries are limited to 4 GiB, got {entry_len} bytes");
         };
         let size = NEXT_OFFSET + height * PTR_SIZE + entry_len;
-        let p = arena.allocate(size).as_ptr();
+        // The header and links are written below and the entry by the
+        // inserter's `EntryWriter`, so the memory need not be zeroed.
+        let p = arena.allocate_uninit(size).as_ptr();
         // SAFETY: `p` is a fresh, exclusively owned, 8-aligned allocation of
         // `size` bytes: the header fields and `height` link slots fit, at
         // offsets aligned for their types.
@@ -1211,7 +1283,7 @@ mod tests {
         for (i, &len) in sizes.iter().enumerate() {
             let mut e = vec![i as u8 + 1; len];
             e.insert(0, i as u8);
-            list.insert_with(e.len(), |buf| buf.copy_from_slice(&e));
+            list.insert_with(e.len(), |w| w.put(&e));
         }
         let mut it = list.iter();
         it.seek_to_first();
@@ -1222,6 +1294,38 @@ mod tests {
             assert!(e[1..].iter().all(|&b| b == i as u8 + 1));
             it.next();
         }
+        list.check_invariants();
+    }
+
+    #[test]
+    fn entry_writer_cuts_long_writes_and_zeroes_short_ones() {
+        let list = new_list();
+        // Large entries (their own arena block, not zeroed) and small ones.
+        for (first, len) in [(1u8, 3000usize), (2, 40), (3, 2500), (4, 8)] {
+            list.insert_with(len, |w| {
+                w.put(&[first]);
+                w.put_varint32(300);
+                assert_eq!(w.written(), 3);
+                w.put(&vec![0xee; len / 2]);
+            });
+        }
+        // Past its length a write is cut off.
+        list.insert_with(4, |w| w.put(&[5, 6, 7, 8, 9, 10]));
+        let mut it = list.iter();
+        it.seek_to_first();
+        for (first, len) in [(1u8, 3000usize), (2, 40), (3, 2500), (4, 8)] {
+            let e = it.entry();
+            assert_eq!(e.len(), len);
+            assert_eq!(&e[..3], &[first, 0xac, 0x02]);
+            let filled = (len / 2).min(len - 3);
+            assert!(e[3..3 + filled].iter().all(|&b| b == 0xee));
+            assert!(
+                e[3 + filled..].iter().all(|&b| b == 0),
+                "unwritten bytes are zero"
+            );
+            it.next();
+        }
+        assert_eq!(it.entry(), &[5, 6, 7, 8]);
         list.check_invariants();
     }
 
