@@ -57,6 +57,9 @@ pub struct Options {
     pub dry_run: bool,
     /// `--help` was asked for.
     pub help: bool,
+    /// `--engines` was given: every study runs exactly those engines (else
+    /// each study runs all engines but the ones it leaves out by default).
+    pub engines_given: bool,
 }
 
 impl Default for Options {
@@ -73,6 +76,7 @@ impl Default for Options {
             font: None,
             dry_run: false,
             help: false,
+            engines_given: false,
         }
     }
 }
@@ -142,6 +146,7 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Options, St
                 // Keep the canonical column order (shale first).
                 list.sort_by_key(|e| ENGINES.iter().position(|x| x.name == e.name));
                 o.engines = list;
+                o.engines_given = true;
             }
             "--runs" => {
                 let v = value()?;

@@ -30,6 +30,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::cli::Options;
+use crate::engines::Engine;
 use crate::report::{debian_lookup, version_rows, Meta, StudyPage};
 use crate::runner::{command_line, estimate_job, hms, load_speeds, Context};
 use crate::studies::Size;
@@ -111,9 +112,22 @@ pub fn run(opts: &Options, command: &str, log: &mut dyn Write) -> Result<(), Str
     let mut ctx = Context::new(db_bench.clone(), db_root.clone(), out.clone());
     let mut pages: Vec<StudyPage> = Vec::new();
     for id in &opts.studies {
-        let study = studies::build(id, size).ok_or_else(|| format!("unknown study {id}"))?;
+        let mut study = studies::build(id, size).ok_or_else(|| format!("unknown study {id}"))?;
         let runs = opts.runs.unwrap_or(study.default_runs);
-        let result = runner::run_study(study, &opts.engines, runs, &mut ctx, log).map_err(io)?;
+        let engines = study.engines_from(&opts.engines, opts.engines_given);
+        for (name, why) in left_out(&study, &opts.engines, &engines) {
+            writeln!(
+                log,
+                "[shale-report] {name} is left out of study {id} by default: {why} \
+                 (name it in --engines to include it)"
+            )
+            .map_err(io)?;
+            study.intro.push_str(&format!(
+                " {name} is left out of this study by default: {why}; `--engines` naming it \
+                 includes it."
+            ));
+        }
+        let result = runner::run_study(study, &engines, runs, &mut ctx, log).map_err(io)?;
         let meta = Meta {
             command: command.to_string(),
             machine: machine.clone(),
@@ -121,7 +135,7 @@ pub fn run(opts: &Options, command: &str, log: &mut dyn Write) -> Result<(), Str
             db_bench: db_bench.clone(),
             quick: opts.quick,
             font: font.clone(),
-            versions: version_rows(&opts.engines, &ctx, &|p| debian.get(p).cloned().flatten()),
+            versions: version_rows(&engines, &ctx, &|p| debian.get(p).cloned().flatten()),
         };
         pages.push(report::write_study(&meta, result, &out)?);
         // Rewritten after every study so that a long report is readable early.
@@ -138,6 +152,22 @@ pub fn run(opts: &Options, command: &str, log: &mut dyn Write) -> Result<(), Str
     Ok(())
 }
 
+/// The study's default exclusions that removed one of `chosen`.
+fn left_out(
+    study: &studies::Study,
+    chosen: &[&'static Engine],
+    running: &[&'static Engine],
+) -> Vec<(&'static str, &'static str)> {
+    study
+        .left_out
+        .iter()
+        .copied()
+        .filter(|(n, _)| {
+            chosen.iter().any(|e| e.name == *n) && !running.iter().any(|e| e.name == *n)
+        })
+        .collect()
+}
+
 fn dry_run(
     opts: &Options,
     size: Size,
@@ -150,6 +180,10 @@ fn dry_run(
     for id in &opts.studies {
         let study = studies::build(id, size).ok_or_else(|| format!("unknown study {id}"))?;
         let runs = opts.runs.unwrap_or(study.default_runs);
+        let engines = study.engines_from(&opts.engines, opts.engines_given);
+        for (name, why) in left_out(&study, &opts.engines, &engines) {
+            writeln!(log, "# {name}: left out of this study by default: {why}").map_err(io)?;
+        }
         let speeds = load_speeds(out, id);
         let mut total = 0.0;
         writeln!(
@@ -159,7 +193,7 @@ fn dry_run(
         )
         .map_err(io)?;
         for job in &study.jobs {
-            for e in &opts.engines {
+            for e in &engines {
                 if let Some(why) = job.unsupported_by(e) {
                     writeln!(log, "# {} {}: not run: {why}", job.id, e.name).map_err(io)?;
                     continue;
