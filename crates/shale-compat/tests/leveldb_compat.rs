@@ -219,48 +219,7 @@ fn verify_ref(db: &RefDb, model: &Model, cfg: Config) {
             show(k)
         );
     }
-    let mut it = db.iter();
-    it.seek_to_first();
-    let mut expected = model.live.iter();
-    while it.valid() {
-        let (k, v) = expected
-            .next()
-            .unwrap_or_else(|| panic!("{cfg:?}: extra key {} forward", show(it.key())));
-        assert_eq!(it.key(), k.as_slice(), "{cfg:?}: forward key order");
-        assert_eq!(
-            it.value(),
-            v.as_slice(),
-            "{cfg:?}: forward value of {}",
-            show(k)
-        );
-        it.next();
-    }
-    it.status().expect("reference forward iteration status");
-    assert!(
-        expected.next().is_none(),
-        "{cfg:?}: forward iteration ended early"
-    );
-
-    it.seek_to_last();
-    let mut expected = model.live.iter().rev();
-    while it.valid() {
-        let (k, v) = expected
-            .next()
-            .unwrap_or_else(|| panic!("{cfg:?}: extra key {} reverse", show(it.key())));
-        assert_eq!(it.key(), k.as_slice(), "{cfg:?}: reverse key order");
-        assert_eq!(
-            it.value(),
-            v.as_slice(),
-            "{cfg:?}: reverse value of {}",
-            show(k)
-        );
-        it.prev();
-    }
-    it.status().expect("reference reverse iteration status");
-    assert!(
-        expected.next().is_none(),
-        "{cfg:?}: reverse iteration ended early"
-    );
+    check_walks(&mut db.iter(), model, cfg, "reference");
 }
 
 fn verify_shale(db: &shale::Db, model: &Model, cfg: Config) {
@@ -277,26 +236,77 @@ fn verify_shale(db: &shale::Db, model: &Model, cfg: Config) {
             show(k)
         );
     }
-    let mut it = db.iter(&ro);
+    check_walks(&mut db.iter(&ro), model, cfg, "shale");
+}
+
+/// The iterator calls both databases share, so that one walk checks either.
+trait Cursor {
+    fn seek_to_first(&mut self);
+    fn seek_to_last(&mut self);
+    fn valid(&self) -> bool;
+    fn key(&self) -> &[u8];
+    fn value(&self) -> &[u8];
+    fn next(&mut self);
+    fn prev(&mut self);
+    fn status(&self) -> Result<(), String>;
+}
+
+macro_rules! cursor_for {
+    ($t:ty) => {
+        impl Cursor for $t {
+            fn seek_to_first(&mut self) {
+                <$t>::seek_to_first(self)
+            }
+            fn seek_to_last(&mut self) {
+                <$t>::seek_to_last(self)
+            }
+            fn valid(&self) -> bool {
+                <$t>::valid(self)
+            }
+            fn key(&self) -> &[u8] {
+                <$t>::key(self)
+            }
+            fn value(&self) -> &[u8] {
+                <$t>::value(self)
+            }
+            fn next(&mut self) {
+                <$t>::next(self)
+            }
+            fn prev(&mut self) {
+                <$t>::prev(self)
+            }
+            fn status(&self) -> Result<(), String> {
+                <$t>::status(self).map_err(|e| e.to_string())
+            }
+        }
+    };
+}
+cursor_for!(shale_compat::RefIter<'_>);
+cursor_for!(shale::DbIter);
+
+/// Walks `it` forward from the first key and backward from the last, and
+/// checks that both walks see exactly the model's live keys and values.
+fn check_walks(it: &mut impl Cursor, model: &Model, cfg: Config, who: &str) {
     it.seek_to_first();
     let mut expected = model.live.iter();
     while it.valid() {
         let (k, v) = expected
             .next()
-            .unwrap_or_else(|| panic!("{cfg:?}: extra key {} forward", show(it.key())));
-        assert_eq!(it.key(), k.as_slice(), "{cfg:?}: forward key order");
+            .unwrap_or_else(|| panic!("{cfg:?}: {who}: extra key {} forward", show(it.key())));
+        assert_eq!(it.key(), k.as_slice(), "{cfg:?}: {who}: forward key order");
         assert_eq!(
             it.value(),
             v.as_slice(),
-            "{cfg:?}: forward value of {}",
+            "{cfg:?}: {who}: forward value of {}",
             show(k)
         );
         it.next();
     }
-    it.status().expect("shale forward iteration status");
+    it.status()
+        .unwrap_or_else(|e| panic!("{who} forward iteration status: {e}"));
     assert!(
         expected.next().is_none(),
-        "{cfg:?}: forward iteration ended early"
+        "{cfg:?}: {who}: forward iteration ended early"
     );
 
     it.seek_to_last();
@@ -304,20 +314,21 @@ fn verify_shale(db: &shale::Db, model: &Model, cfg: Config) {
     while it.valid() {
         let (k, v) = expected
             .next()
-            .unwrap_or_else(|| panic!("{cfg:?}: extra key {} reverse", show(it.key())));
-        assert_eq!(it.key(), k.as_slice(), "{cfg:?}: reverse key order");
+            .unwrap_or_else(|| panic!("{cfg:?}: {who}: extra key {} reverse", show(it.key())));
+        assert_eq!(it.key(), k.as_slice(), "{cfg:?}: {who}: reverse key order");
         assert_eq!(
             it.value(),
             v.as_slice(),
-            "{cfg:?}: reverse value of {}",
+            "{cfg:?}: {who}: reverse value of {}",
             show(k)
         );
         it.prev();
     }
-    it.status().expect("shale reverse iteration status");
+    it.status()
+        .unwrap_or_else(|e| panic!("{who} reverse iteration status: {e}"));
     assert!(
         expected.next().is_none(),
-        "{cfg:?}: reverse iteration ended early"
+        "{cfg:?}: {who}: reverse iteration ended early"
     );
 }
 
