@@ -197,6 +197,11 @@ impl Comparator for InternalKeyComparator {
         InternalKeyComparator::compare(self, a, b)
     }
 
+    fn bytewise_with_trailer(&self) -> Option<usize> {
+        // User keys first, then the 8-byte trailer.
+        self.bytewise.then_some(8)
+    }
+
     fn find_shortest_separator(&self, start: &mut Vec<u8>, limit: &[u8]) {
         let user_start = extract_user_key(start);
         let user_limit = extract_user_key(limit);
