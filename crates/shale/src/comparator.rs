@@ -47,6 +47,17 @@ pub trait Comparator: Send + Sync {
     fn is_bytewise(&self) -> bool {
         false
     }
+
+    /// `Some(n)` only if [`compare`](Comparator::compare) orders keys by
+    /// their bytes less the last `n` (all of a key shorter than `n` counts
+    /// as empty), lexicographically as [`is_bytewise`](Comparator::is_bytewise)
+    /// says, and looks at the last `n` bytes only to order keys whose other
+    /// bytes are equal. The engine then narrows searches in table index
+    /// blocks by comparing fixed-size key prefixes as integers. The default
+    /// is `Some(0)` for a bytewise comparator and `None` otherwise.
+    fn bytewise_with_trailer(&self) -> Option<usize> {
+        self.is_bytewise().then_some(0)
+    }
 }
 
 /// Lexicographic comparison of two byte strings (as `a.cmp(b)`), inlined and

@@ -197,6 +197,11 @@ impl Comparator for InternalKeyComparator {
         InternalKeyComparator::compare(self, a, b)
     }
 
+    fn bytewise_with_trailer(&self) -> Option<usize> {
+        // User keys first, then the 8-byte trailer.
+        self.bytewise.then_some(8)
+    }
+
     fn find_shortest_separator(&self, start: &mut Vec<u8>, limit: &[u8]) {
         let user_start = extract_user_key(start);
         let user_limit = extract_user_key(limit);
@@ -229,38 +234,80 @@ impl Comparator for InternalKeyComparator {
     }
 }
 
+/// Lookup keys of up to this many bytes (length prefix and internal key)
+/// are built on the stack; longer ones allocate.
+const LOOKUP_KEY_INLINE: usize = 64;
+
 /// A key for looking up `user_key` as of `sequence`, in the three forms the
 /// read path needs: the memtable key (varint length + internal key), the
 /// internal key, and the user key.
+///
+/// Invariant: the key is `inline[..len]` when `heap` is empty, else `heap`.
 pub struct LookupKey {
-    data: Vec<u8>,
+    inline: [u8; LOOKUP_KEY_INLINE],
+    len: usize,
+    heap: Vec<u8>,
     key_start: usize,
 }
 
 impl LookupKey {
-    /// Builds the lookup key.
+    /// Builds the lookup key (without allocating for keys up to 50 bytes or so).
     pub fn new(user_key: &[u8], sequence: SequenceNumber) -> LookupKey {
         let internal_len = user_key.len() + 8;
-        let mut data = Vec::with_capacity(internal_len + varint_length(internal_len as u64));
-        put_varint32(&mut data, internal_len as u32);
-        let key_start = data.len();
-        append_internal_key(&mut data, user_key, sequence, VALUE_TYPE_FOR_SEEK);
-        LookupKey { data, key_start }
+        let total = internal_len + varint_length(internal_len as u64);
+        let mut k = LookupKey {
+            inline: [0; LOOKUP_KEY_INLINE],
+            len: 0,
+            heap: Vec::new(),
+            key_start: 0,
+        };
+        if total <= LOOKUP_KEY_INLINE {
+            // A length below 64 is a one-byte varint.
+            k.inline[0] = internal_len as u8;
+            let mut at = 1;
+            k.key_start = at;
+            k.inline[at..at + user_key.len()].copy_from_slice(user_key);
+            at += user_key.len();
+            k.inline[at..at + 8].copy_from_slice(
+                &pack_sequence_and_type(sequence, VALUE_TYPE_FOR_SEEK).to_le_bytes(),
+            );
+            k.len = at + 8;
+        } else {
+            let mut data = Vec::with_capacity(total);
+            put_varint32(&mut data, internal_len as u32);
+            k.key_start = data.len();
+            append_internal_key(&mut data, user_key, sequence, VALUE_TYPE_FOR_SEEK);
+            k.heap = data;
+        }
+        k
+    }
+
+    #[inline]
+    fn data(&self) -> &[u8] {
+        if self.heap.is_empty() {
+            &self.inline[..self.len]
+        } else {
+            &self.heap
+        }
     }
 
     /// Length-prefixed internal key, the memtable's entry format.
+    #[inline]
     pub fn memtable_key(&self) -> &[u8] {
-        &self.data
+        self.data()
     }
 
     /// The internal key.
+    #[inline]
     pub fn internal_key(&self) -> &[u8] {
-        &self.data[self.key_start..]
+        &self.data()[self.key_start..]
     }
 
     /// The user key.
+    #[inline]
     pub fn user_key(&self) -> &[u8] {
-        &self.data[self.key_start..self.data.len() - 8]
+        let data = self.data();
+        &data[self.key_start..data.len() - 8]
     }
 }
 
@@ -349,5 +396,21 @@ mod tests {
         assert_eq!(lk.internal_key(), &ikey(b"user", 42, ValueType::Value)[..]);
         assert_eq!(lk.memtable_key()[0] as usize, 12);
         assert_eq!(&lk.memtable_key()[1..], lk.internal_key());
+    }
+
+    #[test]
+    fn lookup_keys_of_every_size_have_the_same_forms() {
+        // Around the inline limit, and long enough for a two-byte length.
+        for len in [0usize, 1, 40, 54, 55, 56, 57, 100, 119, 120, 121, 300] {
+            let user: Vec<u8> = (0..len).map(|i| (i * 7) as u8).collect();
+            let lk = LookupKey::new(&user, 7 << 20);
+            assert_eq!(lk.user_key(), &user[..], "len {len}");
+            let want = ikey(&user, 7 << 20, ValueType::Value);
+            assert_eq!(lk.internal_key(), &want[..], "len {len}");
+            let mut memkey = Vec::new();
+            put_varint32(&mut memkey, want.len() as u32);
+            memkey.extend_from_slice(&want);
+            assert_eq!(lk.memtable_key(), &memkey[..], "len {len}");
+        }
     }
 }

@@ -196,13 +196,7 @@ impl Session for ShaleSession<'_> {
     }
 
     fn get(&mut self, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
-        match self.db.get(key).map_err(err)? {
-            Some(v) => {
-                *value = v;
-                Ok(true)
-            }
-            None => Ok(false),
-        }
+        self.db.get_into(key, value).map_err(err)
     }
 
     fn delete(&mut self, key: &[u8], sync: bool) -> Result<()> {

@@ -334,7 +334,37 @@ impl Db {
     /// snapshot taken from another database (or before this one was
     /// reopened) is refused with [`Error::InvalidArgument`].
     pub fn get_with(&self, opts: &ReadOptions<'_>, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        self.inner.get(opts, key)
+        let mut value = Vec::new();
+        Ok(self.inner.get(opts, key, &mut value)?.then_some(value))
+    }
+
+    /// Looks `key` up into a caller's buffer, which a loop of lookups can
+    /// reuse: true when found, with `value` holding the value (its old
+    /// contents replaced); false when absent, leaving `value` as it was.
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+    /// db.put(b"k", b"v")?;
+    /// let mut value = Vec::new();
+    /// assert!(db.get_into(b"k", &mut value)?);
+    /// assert_eq!(value, b"v");
+    /// assert!(!db.get_into(b"missing", &mut value)?);
+    /// # Ok(()) }
+    /// ```
+    pub fn get_into(&self, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
+        self.get_into_with(&ReadOptions::default(), key, value)
+    }
+
+    /// [`get_into`](Db::get_into) with explicit read options.
+    pub fn get_into_with(
+        &self,
+        opts: &ReadOptions<'_>,
+        key: &[u8],
+        value: &mut Vec<u8>,
+    ) -> Result<bool> {
+        self.inner.get(opts, key, value)
     }
 
     /// An iterator over the database (as of `opts.snapshot`, or now). With a
@@ -778,20 +808,27 @@ impl DbInner {
         }
     }
 
-    fn get(&self, opts: &ReadOptions<'_>, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    /// Looks `key` up; when found, `value` holds the value (its old contents
+    /// replaced) and the result is true.
+    fn get(&self, opts: &ReadOptions<'_>, key: &[u8], value: &mut Vec<u8>) -> Result<bool> {
         let seq = self.read_sequence(opts)?;
         let sv = self.super_version.load();
         let lk = LookupKey::new(key, seq);
-        match sv.mem.get(&lk) {
-            MemGet::Value(v) => return Ok(Some(v.to_vec())),
-            MemGet::Deleted => return Ok(None),
-            MemGet::NotFound => {}
+        let from_memtable = |got: MemGet<'_>, value: &mut Vec<u8>| match got {
+            MemGet::Value(v) => {
+                value.clear();
+                value.extend_from_slice(v);
+                Some(true)
+            }
+            MemGet::Deleted => Some(false),
+            MemGet::NotFound => None,
+        };
+        if let Some(found) = from_memtable(sv.mem.get(&lk), value) {
+            return Ok(found);
         }
         if let Some(imm) = &sv.imm {
-            match imm.get(&lk) {
-                MemGet::Value(v) => return Ok(Some(v.to_vec())),
-                MemGet::Deleted => return Ok(None),
-                MemGet::NotFound => {}
+            if let Some(found) = from_memtable(imm.get(&lk), value) {
+                return Ok(found);
             }
         }
         let (found, charge) = sv.current.get(
@@ -799,6 +836,7 @@ impl DbInner {
             opts.verify_checksums,
             opts.fill_cache,
             &lk,
+            value,
         )?;
         if let Some(charge) = charge {
             if sv.current.update_stats(charge) {
@@ -806,10 +844,7 @@ impl DbInner {
                 self.bg_cv.notify_one();
             }
         }
-        Ok(match found {
-            TableGet::Found(v) => Some(v),
-            TableGet::Deleted | TableGet::Absent => None,
-        })
+        Ok(matches!(found, TableGet::Found))
     }
 
     fn new_iterator(self: &Arc<Self>, opts: &ReadOptions<'_>) -> DbIter {

@@ -29,6 +29,8 @@ use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::util::coding::{decode_fixed32, get_varint32};
 
+use super::fences::Fences;
+
 /// A parsed block: its bytes and the position of its restart array.
 pub struct Block {
     /// The contents: a buffer of their own, or a slice of a mapped table.
@@ -98,18 +100,42 @@ impl Block {
         target: &[u8],
         key: &mut Vec<u8>,
     ) -> Result<Option<&'a [u8]>> {
+        self.seek_entry_with(cmp, None, target, key)
+    }
+
+    /// [`seek_entry`](Block::seek_entry), narrowed by the block's `fences`
+    /// (which must have been built from this block with `cmp`).
+    pub fn seek_entry_with<'a>(
+        &'a self,
+        cmp: &dyn Comparator,
+        fences: Option<&Fences>,
+        target: &[u8],
+        key: &mut Vec<u8>,
+    ) -> Result<Option<&'a [u8]>> {
         key.clear();
         let mut cursor = Cursor {
             key: std::mem::take(key),
             ..Cursor::new(self)
         };
-        let found = cursor.seek(self, cmp, target);
+        let window = fences.map(|f| f.window(target));
+        let found = cursor.seek(self, cmp, target, window);
         *key = std::mem::take(&mut cursor.key);
         match found {
             Ok(true) => Ok(Some(cursor.value(self))),
             Ok(false) => Ok(None),
             Err(reason) => Err(Error::bad_data(reason)),
         }
+    }
+
+    /// The key stored at restart point `i` (restart entries store their key
+    /// whole); `None` if `i` is out of range or the entry does not decode.
+    pub(crate) fn restart_key(&self, i: u32) -> Option<&[u8]> {
+        if i >= self.num_restarts {
+            return None;
+        }
+        let entries = self.entries();
+        let h = decode_entry(entries, self.restart_point(i) as usize)?;
+        (h.shared == 0).then(|| &entries[h.key_start..h.key_start + h.non_shared])
     }
 
     /// The entry area: everything before the restart array.
@@ -281,15 +307,25 @@ impl Cursor {
         self.parse_next(block)
     }
 
-    /// Positions at the first entry with key >= `target`.
-    fn seek(&mut self, block: &Block, cmp: &dyn Comparator, target: &[u8]) -> Step {
+    /// Positions at the first entry with key >= `target`. `window`, if
+    /// given, bounds the restart points to search (see [`Fences::window`]).
+    fn seek(
+        &mut self,
+        block: &Block,
+        cmp: &dyn Comparator,
+        target: &[u8],
+        window: Option<(u32, u32)>,
+    ) -> Step {
         if block.num_restarts == 0 {
             self.invalidate(block);
             return Ok(false);
         }
         let entries = block.entries();
-        let mut left = 0u32;
-        let mut right = block.num_restarts - 1;
+        let last = block.num_restarts - 1;
+        let (mut left, mut right) = match window {
+            Some((l, r)) => (l.min(last), r.min(last)),
+            None => (0, last),
+        };
         // Narrow the search with the current position, when there is one.
         let mut current_order = Ordering::Equal;
         let was_valid = self.valid(block);
@@ -546,7 +582,7 @@ impl InternalIterator for BlockIter {
 
     fn seek(&mut self, target: &[u8]) {
         self.clear_back();
-        let step = self.cursor.seek(&self.block, &*self.cmp, target);
+        let step = self.cursor.seek(&self.block, &*self.cmp, target, None);
         self.settle(step);
     }
 

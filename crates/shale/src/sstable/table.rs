@@ -18,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::keys::extract_user_key;
 
 use super::block::{Block, BlockIter};
+use super::fences::Fences;
 use super::filter_block::FilterBlockReader;
 use super::format::{
     read_block, read_block_contents, read_block_shared, BlockHandle, Footer, FOOTER_ENCODED_LENGTH,
@@ -39,6 +40,8 @@ pub struct Table {
     /// This table's id in the block cache (0 without a cache).
     cache_id: u64,
     index: Arc<Block>,
+    /// Narrows point lookups in `index` (`None` for orders it cannot summarize).
+    index_fences: Option<Fences>,
     index_handle: BlockHandle,
     metaindex_handle: BlockHandle,
     filter: Option<FilterBlockReader>,
@@ -78,6 +81,7 @@ impl Table {
             Err(_) => None,
         };
         let cache_id = opts.block_cache.as_ref().map_or(0, |c| c.new_id());
+        let index_fences = Fences::build(&index, &*opts.comparator);
         Ok(Arc::new(Table {
             opts,
             file,
@@ -85,6 +89,7 @@ impl Table {
             size,
             cache_id,
             index: Arc::new(index),
+            index_fences,
             index_handle: footer.index_handle,
             metaindex_handle: footer.metaindex_handle,
             filter,
@@ -108,7 +113,9 @@ impl Table {
 
     /// Bytes of the index and filter held in memory.
     pub fn memory_usage(&self) -> usize {
-        self.index.size() + self.filter.as_ref().map_or(0, |f| f.size())
+        self.index.size()
+            + self.index_fences.as_ref().map_or(0, |f| f.memory_usage())
+            + self.filter.as_ref().map_or(0, |f| f.size())
     }
 
     /// The data block at `handle`, from the cache or the file.
@@ -180,7 +187,7 @@ impl Table {
         let cmp = &*self.opts.comparator;
         let index_value = self
             .index
-            .seek_entry(cmp, ikey, key)
+            .seek_entry_with(cmp, self.index_fences.as_ref(), ikey, key)
             .map_err(|e| e.in_file(&self.path, Some(self.index_handle.offset)))?;
         let Some(mut index_value) = index_value else {
             return Ok(None);
@@ -204,10 +211,12 @@ impl Table {
     /// data blocks for keys after the last one.
     pub fn approximate_offset_of(&self, ikey: &[u8]) -> u64 {
         let mut key = Vec::new();
-        match self
-            .index
-            .seek_entry(&*self.opts.comparator, ikey, &mut key)
-        {
+        match self.index.seek_entry_with(
+            &*self.opts.comparator,
+            self.index_fences.as_ref(),
+            ikey,
+            &mut key,
+        ) {
             Ok(Some(mut value)) => match BlockHandle::decode_from(&mut value) {
                 Ok(handle) => handle.offset,
                 // A bad index entry: the metaindex offset is near the end of the data.

@@ -35,8 +35,8 @@ pub type LevelFiles = Vec<Arc<FileMetaData>>;
 /// The result of looking a key up in the tables.
 #[derive(Debug, PartialEq, Eq)]
 pub enum TableGet {
-    /// The newest visible entry is a value.
-    Found(Vec<u8>),
+    /// The newest visible entry is a value (written to the caller's buffer).
+    Found,
     /// The newest visible entry is a deletion.
     Deleted,
     /// No table holds the key.
@@ -92,24 +92,27 @@ impl Version {
         total_file_size(&self.files[level])
     }
 
-    /// Looks `key` up in the tables, newest data first.
+    /// Looks `key` up in the tables, newest data first. When the result is
+    /// [`TableGet::Found`], `value` holds the value (its old contents replaced).
     pub fn get(
         &self,
         tc: &TableCache,
         verify_checksums: bool,
         fill_cache: bool,
         key: &LookupKey,
+        value: &mut Vec<u8>,
     ) -> Result<(TableGet, Option<SeekCharge>)> {
         let ucmp = self.icmp.user_comparator();
         let user_key = key.user_key();
         let ikey = key.internal_key();
-        let mut first_searched: Option<(Arc<FileMetaData>, usize)> = None;
+        // Borrowed: cloned only when a seek is charged to it.
+        let mut first_searched: Option<(&Arc<FileMetaData>, usize)> = None;
         let mut searched = 0usize;
 
         for (f, level) in self.files_for_key(user_key, ikey) {
             searched += 1;
             if searched == 1 {
-                first_searched = Some((f.clone(), level));
+                first_searched = Some((f, level));
             }
             let table = tc.table(f.number, f.file_size)?;
             let found =
@@ -124,7 +127,11 @@ impl Version {
                         ))),
                         Some(p) if ucmp.compare(p.user_key, user_key) == Ordering::Equal => {
                             match p.value_type {
-                                ValueType::Value => Ok(Some(TableGet::Found(v.to_vec()))),
+                                ValueType::Value => {
+                                    value.clear();
+                                    value.extend_from_slice(v);
+                                    Ok(Some(TableGet::Found))
+                                }
                                 ValueType::Deletion => Ok(Some(TableGet::Deleted)),
                             }
                         }
@@ -134,7 +141,10 @@ impl Version {
             if let Some(r) = found {
                 if let Some(hit) = r? {
                     let charge = if searched >= 2 {
-                        first_searched.map(|(file, level)| SeekCharge { file, level })
+                        first_searched.map(|(file, level)| SeekCharge {
+                            file: file.clone(),
+                            level,
+                        })
                     } else {
                         None
                     };
@@ -143,7 +153,10 @@ impl Version {
             }
         }
         let charge = if searched >= 2 {
-            first_searched.map(|(file, level)| SeekCharge { file, level })
+            first_searched.map(|(file, level)| SeekCharge {
+                file: file.clone(),
+                level,
+            })
         } else {
             None
         };
