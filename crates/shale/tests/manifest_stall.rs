@@ -139,18 +139,32 @@ fn writes_and_reads_go_on_during_a_manifest_sync() {
         .unwrap(),
     );
 
-    // Fill the memtable until a flush is due; its version edit then waits
-    // at the closed gate.
+    // Fill the memtable until it is switched for a fresh one (a new log
+    // appears) and its flush is due; the flush's version edit then waits at
+    // the closed gate. Writing stops at the switch, so that the fresh
+    // memtable has room however slow the flush is.
     gate.set(true);
+    let logs = || {
+        fs.inner
+            .children(Path::new("/db"))
+            .unwrap()
+            .iter()
+            .filter(|n| n.ends_with(".log"))
+            .count()
+    };
+    let first_logs = logs();
     let value = vec![b'v'; 1000];
     let mut n = 0;
-    while !gate.waiting.load(Ordering::SeqCst) {
+    while logs() == first_logs {
         db.put(&key(n), &value).unwrap();
         n += 1;
-        assert!(n < 10_000, "no flush reached the MANIFEST");
-        if n % 50 == 0 {
-            std::thread::sleep(Duration::from_millis(1));
-        }
+        assert!(n < 10_000, "the memtable was never switched");
+    }
+    let mut waited = 0;
+    while !gate.waiting.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(1));
+        waited += 1;
+        assert!(waited < 60_000, "no flush reached the MANIFEST");
     }
 
     // With the flush parked in its MANIFEST sync, a few more writes (which
