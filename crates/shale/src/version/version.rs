@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use crate::db::level_iter::LevelIterator;
 use crate::db::table_cache::TableCache;
 use crate::error::Result;
 use crate::iterator::InternalIterator;
@@ -17,6 +18,7 @@ use crate::keys::{
     parse_internal_key, InternalKey, InternalKeyComparator, LookupKey, ValueType,
     MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK,
 };
+use crate::sstable::TableIterator;
 use crate::version::edit::FileMetaData;
 use crate::version::NUM_LEVELS;
 
@@ -390,11 +392,13 @@ pub fn level_iterator(
     fill_cache: bool,
 ) -> Box<dyn InternalIterator> {
     let tc = tc.clone();
-    let open: crate::db::level_iter::OpenFileFn<FileMetaData> =
+    let open: crate::db::level_iter::OpenFileFn<FileMetaData, TableIterator> =
         Arc::new(move |f: &FileMetaData| {
-            tc.iter(f.number, f.file_size, verify_checksums, fill_cache)
+            tc.table_iter(f.number, f.file_size, verify_checksums, fill_cache)
         });
-    Box::new(crate::db::level_iter::LevelIterator::new(
+    // The files' iterators are of the table's own type: the level iterator's
+    // steps and key reads reach them without a dynamic call.
+    Box::new(LevelIterator::new(
         icmp.clone(),
         Arc::new(files.clone()),
         open,
