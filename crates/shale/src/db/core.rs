@@ -853,13 +853,16 @@ impl DbInner {
             Ok(seq) => seq,
             Err(e) => {
                 // An iterator that is never valid and reports the error.
-                let failed = Box::new(crate::iterator::EmptyIterator::with_error(e));
+                let failed = crate::db::merging_iter::MergingIterator::new(
+                    self.icmp.clone(),
+                    vec![Box::new(crate::iterator::EmptyIterator::with_error(e))],
+                );
                 let hook = read_sample_hook(Weak::new(), sv.current.clone());
                 return DbIter::new(self.icmp.clone(), failed, 0, sv, hook, 0);
             }
         };
-        let mut children: Vec<Box<dyn crate::iterator::InternalIterator>> = Vec::new();
-        children.push(Box::new(sv.mem.iter()));
+        let mut children: Vec<Box<dyn crate::iterator::InternalIterator>> =
+            vec![Box::new(sv.mem.iter())];
         if let Some(imm) = &sv.imm {
             children.push(Box::new(imm.iter()));
         }
@@ -872,7 +875,7 @@ impl DbInner {
         let merged = crate::db::merging_iter::MergingIterator::new(self.icmp.clone(), children);
         let seed = self.iterators_created.fetch_add(1, Ordering::Relaxed);
         let hook = read_sample_hook(Arc::downgrade(self), sv.current.clone());
-        DbIter::new(self.icmp.clone(), Box::new(merged), seq, sv, hook, seed)
+        DbIter::new(self.icmp.clone(), merged, seq, sv, hook, seed)
     }
 
     fn property(&self, name: &str) -> Option<String> {

@@ -20,9 +20,7 @@
 //! iterator past them once more than `max_skip` were stepped over in a row.
 
 use std::cmp::Ordering;
-use std::sync::Arc;
 
-use crate::comparator::Comparator;
 use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::keys::{
@@ -99,7 +97,8 @@ impl ReadSampler {
 /// and `seek` takes a user key.
 pub struct DbIterator<I: InternalIterator> {
     iter: I,
-    user_cmp: Arc<dyn Comparator>,
+    /// Compares user keys (inline for the bytewise order).
+    icmp: InternalKeyComparator,
     sequence: SequenceNumber,
     direction: Direction,
     valid: bool,
@@ -129,7 +128,7 @@ impl<I: InternalIterator> DbIterator<I> {
     ) -> DbIterator<I> {
         DbIterator {
             iter,
-            user_cmp: cmp.user_comparator().clone(),
+            icmp: cmp.clone(),
             sequence: sequence.min(MAX_SEQUENCE_NUMBER),
             direction: Direction::Forward,
             valid: false,
@@ -221,7 +220,8 @@ impl<I: InternalIterator> DbIterator<I> {
             if p.sequence <= self.sequence {
                 invisible_run = 0;
                 let hidden = skipping
-                    && self.user_cmp.compare(p.user_key, &self.saved_key) != Ordering::Greater;
+                    && self.icmp.compare_user_keys(p.user_key, &self.saved_key)
+                        != Ordering::Greater;
                 if hidden {
                     hidden_run += 1;
                 } else if p.value_type == ValueType::Deletion {
@@ -250,7 +250,7 @@ impl<I: InternalIterator> DbIterator<I> {
                 // Newer than the iterator's sequence: invisible.
                 hidden_run = 0;
                 if invisible_run > 0
-                    && self.user_cmp.compare(p.user_key, &self.scratch) == Ordering::Equal
+                    && self.icmp.compare_user_keys(p.user_key, &self.scratch) == Ordering::Equal
                 {
                     invisible_run += 1;
                 } else {
@@ -294,7 +294,7 @@ impl<I: InternalIterator> DbIterator<I> {
             };
             if p.sequence <= self.sequence {
                 if value_type != ValueType::Deletion
-                    && self.user_cmp.compare(p.user_key, &self.saved_key) == Ordering::Less
+                    && self.icmp.compare_user_keys(p.user_key, &self.saved_key) == Ordering::Less
                 {
                     // A visible entry of an earlier key: the saved one is current.
                     break;
@@ -430,8 +430,8 @@ impl<I: InternalIterator> InternalIterator for DbIterator<I> {
                     return;
                 }
                 if self
-                    .user_cmp
-                    .compare(extract_user_key(self.iter.key()), &self.saved_key)
+                    .icmp
+                    .compare_user_keys(extract_user_key(self.iter.key()), &self.saved_key)
                     == Ordering::Less
                 {
                     break;
@@ -479,6 +479,7 @@ mod tests {
     use std::collections::BTreeMap;
     use std::ops::Bound;
     use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
+    use std::sync::Arc;
 
     type Entry = (Vec<u8>, Vec<u8>);
 

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use crate::db::core::SuperVersion;
 use crate::db::db_iter::{DbIterator, ReadSampleHook, READ_BYTES_PERIOD};
+use crate::db::merging_iter::MergingIterator;
 use crate::error::Result;
 use crate::iterator::InternalIterator;
 use crate::keys::{InternalKeyComparator, SequenceNumber};
@@ -49,7 +50,7 @@ use crate::keys::{InternalKeyComparator, SequenceNumber};
 /// # Ok(()) }
 /// ```
 pub struct DbIter {
-    inner: DbIterator<Box<dyn InternalIterator>>,
+    inner: DbIterator<MergingIterator>,
     // Keeps the memtables and table files this iterator reads alive.
     _pinned: Arc<SuperVersion>,
 }
@@ -60,7 +61,7 @@ impl DbIter {
     /// random points drawn from `seed`.
     pub(crate) fn new(
         icmp: InternalKeyComparator,
-        merged: Box<dyn InternalIterator>,
+        merged: MergingIterator,
         sequence: SequenceNumber,
         pinned: Arc<SuperVersion>,
         sample: ReadSampleHook,

@@ -27,30 +27,33 @@ pub trait LevelFile: Send + Sync {
     fn largest(&self) -> &[u8];
 }
 
-/// Opens the iterator over one file's entries.
-pub type OpenFileFn<F> = Arc<dyn Fn(&F) -> Result<Box<dyn InternalIterator>> + Send + Sync>;
+/// Opens the iterator (of type `I`) over one file's entries.
+pub type OpenFileFn<F, I = Box<dyn InternalIterator>> = Arc<dyn Fn(&F) -> Result<I> + Send + Sync>;
 
 /// Iterates the entries of a sorted, non-overlapping list of files in order.
-pub struct LevelIterator<F: LevelFile> {
+/// `I` is the type of a file's iterator: a concrete type (a table iterator)
+/// lets the level iterator's steps and key reads reach the file's without a
+/// dynamic call.
+pub struct LevelIterator<F: LevelFile, I: InternalIterator = Box<dyn InternalIterator>> {
     cmp: InternalKeyComparator,
     files: Arc<Vec<Arc<F>>>,
-    open: OpenFileFn<F>,
+    open: OpenFileFn<F, I>,
     /// The file `data` iterates, meaningful only while `data` is `Some`.
     index: usize,
     /// The open file's iterator; `None` when unpositioned or past either end.
-    data: Option<Box<dyn InternalIterator>>,
+    data: Option<I>,
     /// The first error met; it stops the iterator for good.
     error: Option<Error>,
 }
 
-impl<F: LevelFile> LevelIterator<F> {
+impl<F: LevelFile, I: InternalIterator> LevelIterator<F, I> {
     /// An iterator over `files`, which must be sorted by key and not overlap
     /// under `cmp`; `open` gives the iterator of one file. The result is unpositioned.
     pub fn new(
         cmp: InternalKeyComparator,
         files: Arc<Vec<Arc<F>>>,
-        open: OpenFileFn<F>,
-    ) -> LevelIterator<F> {
+        open: OpenFileFn<F, I>,
+    ) -> LevelIterator<F, I> {
         debug_assert!(files
             .windows(2)
             .all(|w| { cmp.compare(w[0].largest(), w[1].smallest()) == Ordering::Less }));
@@ -166,7 +169,7 @@ impl<F: LevelFile> LevelIterator<F> {
     }
 }
 
-impl<F: LevelFile> InternalIterator for LevelIterator<F> {
+impl<F: LevelFile, I: InternalIterator> InternalIterator for LevelIterator<F, I> {
     #[inline]
     fn valid(&self) -> bool {
         match &self.data {

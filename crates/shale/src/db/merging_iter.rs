@@ -14,6 +14,9 @@
 //!   A change of direction re-positions every child except the current one.
 //! - A child that stops with an error stops the whole merge: the error is kept
 //!   and the iterator stays invalid.
+//! - `keys[i]` is a copy of valid child `i`'s current key. Comparisons and
+//!   `key()` read the copies, so a step calls into the moved child once for
+//!   its new key instead of once per comparison and per read of the key.
 //!
 //! A step costs one step of the current child plus a sift-down of at most
 //! `2 * log2(n)` comparisons. For `n <= 4` that is never more comparisons than
@@ -38,23 +41,24 @@ pub struct MergingIterator {
     children: Vec<Box<dyn InternalIterator>>,
     /// Indices of the valid children, heap-ordered for `direction`.
     heap: Vec<usize>,
+    /// The current key of each valid child (buffers kept for reuse).
+    keys: Vec<Vec<u8>>,
     direction: Direction,
     /// The first error met; it stops the iterator for good.
     error: Option<Error>,
 }
 
-/// True when child `a` comes before child `b` in the heap order of `dir`.
+/// True when child `a` comes before child `b` in the heap order of `dir`,
+/// given the children's current `keys`.
 #[inline]
 fn before(
     cmp: &InternalKeyComparator,
-    children: &[Box<dyn InternalIterator>],
+    keys: &[Vec<u8>],
     dir: Direction,
     a: usize,
     b: usize,
 ) -> bool {
-    let o = cmp
-        .compare(children[a].key(), children[b].key())
-        .then(a.cmp(&b));
+    let o = cmp.compare(&keys[a], &keys[b]).then(a.cmp(&b));
     match dir {
         Direction::Forward => o == Ordering::Less,
         Direction::Reverse => o == Ordering::Greater,
@@ -65,7 +69,7 @@ fn before(
 #[inline]
 fn sift_down(
     cmp: &InternalKeyComparator,
-    children: &[Box<dyn InternalIterator>],
+    keys: &[Vec<u8>],
     dir: Direction,
     heap: &mut [usize],
     mut i: usize,
@@ -78,12 +82,12 @@ fn sift_down(
             break;
         }
         let right = left + 1;
-        let child = if right < n && before(cmp, children, dir, heap[right], heap[left]) {
+        let child = if right < n && before(cmp, keys, dir, heap[right], heap[left]) {
             right
         } else {
             left
         };
-        if before(cmp, children, dir, heap[child], item) {
+        if before(cmp, keys, dir, heap[child], item) {
             heap[i] = heap[child];
             i = child;
         } else {
@@ -100,10 +104,12 @@ impl MergingIterator {
         children: Vec<Box<dyn InternalIterator>>,
     ) -> MergingIterator {
         let heap = Vec::with_capacity(children.len());
+        let keys = vec![Vec::new(); children.len()];
         MergingIterator {
             cmp,
             children,
             heap,
+            keys,
             direction: Direction::Forward,
             error: None,
         }
@@ -133,12 +139,21 @@ impl MergingIterator {
         self.heap.clear();
     }
 
+    /// Copies valid child `i`'s current key into `keys[i]`.
+    #[inline]
+    fn save_key(&mut self, i: usize) {
+        let key = &mut self.keys[i];
+        key.clear();
+        key.extend_from_slice(self.children[i].key());
+    }
+
     /// Rebuilds the heap from the valid children after all were re-positioned.
     fn rebuild(&mut self, dir: Direction) {
         self.direction = dir;
         self.heap.clear();
         for i in 0..self.children.len() {
             if self.children[i].valid() {
+                self.save_key(i);
                 self.heap.push(i);
             } else if self.check_child_error(i) {
                 return;
@@ -146,7 +161,7 @@ impl MergingIterator {
         }
         let n = self.heap.len();
         for i in (0..n / 2).rev() {
-            sift_down(&self.cmp, &self.children, dir, &mut self.heap, i);
+            sift_down(&self.cmp, &self.keys, dir, &mut self.heap, i);
         }
     }
 
@@ -155,10 +170,10 @@ impl MergingIterator {
     fn switch_to_forward(&mut self) {
         let cur = self.heap[0];
         let (left, rest) = self.children.split_at_mut(cur);
-        let Some((current, right)) = rest.split_first_mut() else {
+        let Some((_, right)) = rest.split_first_mut() else {
             return; // cur is a valid child index: cannot happen.
         };
-        let key = current.key();
+        let key = &self.keys[cur];
         // Children before `cur` hold (key, i) < (key, cur): skip an equal key.
         for child in left.iter_mut() {
             child.seek(key);
@@ -178,10 +193,10 @@ impl MergingIterator {
     fn switch_to_reverse(&mut self) {
         let cur = self.heap[0];
         let (left, rest) = self.children.split_at_mut(cur);
-        let Some((current, right)) = rest.split_first_mut() else {
+        let Some((_, right)) = rest.split_first_mut() else {
             return; // cur is a valid child index: cannot happen.
         };
-        let key = current.key();
+        let key = &self.keys[cur];
         // Children before `cur`: an equal key (key, i) < (key, cur) comes next.
         for child in left.iter_mut() {
             child.seek(key);
@@ -210,14 +225,15 @@ impl MergingIterator {
     fn after_step(&mut self) {
         let cur = self.heap[0];
         if self.children[cur].valid() {
-            sift_down(&self.cmp, &self.children, self.direction, &mut self.heap, 0);
+            self.save_key(cur);
+            sift_down(&self.cmp, &self.keys, self.direction, &mut self.heap, 0);
         } else {
             if self.check_child_error(cur) {
                 return;
             }
             self.heap.swap_remove(0);
             if !self.heap.is_empty() {
-                sift_down(&self.cmp, &self.children, self.direction, &mut self.heap, 0);
+                sift_down(&self.cmp, &self.keys, self.direction, &mut self.heap, 0);
             }
         }
     }
@@ -295,7 +311,7 @@ impl InternalIterator for MergingIterator {
     fn key(&self) -> &[u8] {
         debug_assert!(self.valid());
         match self.heap.first() {
-            Some(&i) => self.children[i].key(),
+            Some(&i) => &self.keys[i],
             None => &[],
         }
     }

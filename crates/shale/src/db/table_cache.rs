@@ -8,7 +8,7 @@ use std::sync::Arc;
 use crate::error::Result;
 use crate::iterator::InternalIterator;
 use crate::options::Options;
-use crate::sstable::{Table, TableOptions};
+use crate::sstable::{Table, TableIterator, TableOptions};
 use crate::version::filename::{sst_table_file_name, table_file_name};
 
 /// Files reserved for logs, the MANIFEST and other non-table uses.
@@ -63,6 +63,17 @@ impl TableCache {
         let table = Table::open(self.table_options.clone(), file, path, size)?;
         self.tables.insert(number, table.clone());
         Ok(table)
+    }
+
+    /// An iterator over the entries of table `number`, of the table's own type.
+    pub fn table_iter(
+        &self,
+        number: u64,
+        size: u64,
+        verify_checksums: bool,
+        fill_cache: bool,
+    ) -> Result<TableIterator> {
+        Ok(self.table(number, size)?.iter(verify_checksums, fill_cache))
     }
 
     /// An iterator over the entries of table `number`.

@@ -20,7 +20,8 @@
 //! stored in it, so the stack is bounded by the block size.
 
 use std::cmp::Ordering;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering as AtomicOrdering};
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 
@@ -29,7 +30,12 @@ use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::util::coding::{decode_fixed32, get_varint32};
 
+use super::entry_index::{EntryIndex, Probe};
 use super::fences::Fences;
+
+/// Point lookups a block serves by plain search before it builds its entry
+/// index: a block read once and evicted (a small cache) never pays for one.
+const LOOKUPS_BEFORE_INDEX: u8 = 1;
 
 /// A parsed block: its bytes and the position of its restart array.
 pub struct Block {
@@ -38,6 +44,11 @@ pub struct Block {
     /// Offset of the restart array, which is also the end of the entries.
     restarts_start: u32,
     num_restarts: u32,
+    /// Point lookups served so far without an entry index (saturating).
+    lookups: AtomicU8,
+    /// Built by the point lookup after the first [`LOOKUPS_BEFORE_INDEX`]
+    /// (`None` inside when the block cannot have one).
+    entry_index: OnceLock<Option<EntryIndex>>,
 }
 
 impl Block {
@@ -67,6 +78,8 @@ impl Block {
             data,
             restarts_start,
             num_restarts,
+            lookups: AtomicU8::new(0),
+            entry_index: OnceLock::new(),
         })
     }
 
@@ -125,6 +138,108 @@ impl Block {
             Ok(false) => Ok(None),
             Err(reason) => Err(Error::bad_data(reason)),
         }
+    }
+
+    /// Point lookup: like [`seek_entry`](Block::seek_entry) when the block
+    /// holds an entry with `target`'s user key (`cmp` must be bytewise with a
+    /// trailer to tell user keys apart, else this is `seek_entry`), but
+    /// otherwise it may answer `None` instead of a later entry with another
+    /// user key. A block that serves point lookups repeatedly builds an
+    /// [`EntryIndex`] to answer them without decoding the entries before
+    /// the one it wants.
+    pub fn point_lookup<'a>(
+        &'a self,
+        cmp: &dyn Comparator,
+        target: &[u8],
+        key: &mut Vec<u8>,
+    ) -> Result<Option<&'a [u8]>> {
+        let index = match self.entry_index.get() {
+            Some(index) => index.as_ref(),
+            None if self.lookups.load(AtomicOrdering::Relaxed) >= LOOKUPS_BEFORE_INDEX => self
+                .entry_index
+                .get_or_init(|| EntryIndex::build(self, cmp))
+                .as_ref(),
+            None => {
+                self.lookups.fetch_add(1, AtomicOrdering::Relaxed);
+                None
+            }
+        };
+        if let Some(index) = index {
+            match index.find(self, cmp, target, key) {
+                Probe::Found(offset) => {
+                    // The index decoded this entry when it was built.
+                    return Ok(self.entry_at(offset).map(|(_, value)| value));
+                }
+                Probe::Absent => return Ok(None),
+                Probe::Unknown => {}
+            }
+        }
+        self.seek_entry(cmp, target, key)
+    }
+
+    /// Bytes of memory held beyond the contents (an entry index, if built).
+    pub fn extra_memory(&self) -> usize {
+        self.entry_index
+            .get()
+            .and_then(Option::as_ref)
+            .map_or(0, EntryIndex::memory_usage)
+    }
+
+    /// Calls `f(offset, key_at, key)` for every entry in order from restart
+    /// point `restart` on, with the entry's offset, where its unshared key
+    /// bytes start, and its whole key; stops when `f` returns false. True
+    /// when every entry decoded and `f` never stopped.
+    pub(crate) fn for_each_entry(
+        &self,
+        restart: u32,
+        mut f: impl FnMut(u32, usize, &[u8]) -> bool,
+    ) -> bool {
+        let entries = self.entries();
+        let mut key = Vec::new();
+        let mut offset = if restart == 0 {
+            0
+        } else if restart < self.num_restarts {
+            self.restart_point(restart) as usize
+        } else {
+            return false;
+        };
+        while offset < entries.len() {
+            let Some(h) = decode_entry(entries, offset) else {
+                return false;
+            };
+            if h.shared > key.len() {
+                return false;
+            }
+            key.truncate(h.shared);
+            key.extend_from_slice(&entries[h.key_start..h.key_start + h.non_shared]);
+            if !f(offset as u32, h.key_start, &key) {
+                return false;
+            }
+            offset = h.key_start + h.non_shared + h.value_len;
+        }
+        true
+    }
+
+    /// The unshared key bytes and the value of the entry at `offset`, if it decodes.
+    #[inline]
+    pub(crate) fn entry_at(&self, offset: u32) -> Option<(&[u8], &[u8])> {
+        let entries = self.entries();
+        let h = decode_entry(entries, offset as usize)?;
+        let value_start = h.key_start + h.non_shared;
+        Some((
+            &entries[h.key_start..value_start],
+            &entries[value_start..value_start + h.value_len],
+        ))
+    }
+
+    /// The value of the entry at restart point `i`, if `i` is in range and
+    /// the entry decodes.
+    #[inline]
+    pub fn restart_value(&self, i: u32) -> Option<&[u8]> {
+        if i >= self.num_restarts {
+            return None;
+        }
+        self.entry_at(self.restart_point(i)).map(|(_, value)| value)
     }
 
     /// The key stored at restart point `i` (restart entries store their key

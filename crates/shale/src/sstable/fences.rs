@@ -34,6 +34,10 @@ pub struct Fences {
     words: Box<[u64]>,
     /// The number of restart points.
     restarts: u32,
+    /// Every entry is a restart point (as in index blocks): the first entry
+    /// at or after a target is then known from the fences alone when none
+    /// ties with the target's.
+    every_entry: bool,
 }
 
 /// The fence of `key`'s bytes after the first `skip` (`key` must be at least
@@ -86,17 +90,60 @@ impl Fences {
                 return None;
             }
         }
+        let mut entries = 0u32;
+        let every_entry = block.for_each_entry(0, |_, _, _| {
+            entries += 1;
+            entries <= restarts
+        }) && entries == restarts;
         Some(Fences {
             trailer,
             common,
             words: words.into_boxed_slice(),
             restarts,
+            every_entry,
         })
     }
 
     /// Bytes of memory held.
     pub fn memory_usage(&self) -> usize {
         std::mem::size_of::<Fences>() + self.common.len() + 8 * self.words.len()
+    }
+
+    /// The restart point of the first entry at or after `target` (the number
+    /// of restart points if there is none), when every entry is a restart
+    /// point and the fences decide it; `None` when they cannot (search the
+    /// [`window`](Fences::window) then).
+    #[inline]
+    pub fn locate(&self, target: &[u8]) -> Option<u32> {
+        if !self.every_entry {
+            return None;
+        }
+        let t = strip(target, self.trailer);
+        let shared = self.common.len();
+        let overlap = t.len().min(shared);
+        match t[..overlap].cmp(&self.common[..overlap]) {
+            // Before every key: the first entry.
+            Ordering::Less => Some(0),
+            Ordering::Equal if t.len() < shared => Some(0),
+            // After every prefixed key: past the end, unless keys without the
+            // prefix (not summarized) follow.
+            Ordering::Greater if self.words.len() as u32 == self.restarts => Some(self.restarts),
+            Ordering::Greater => None,
+            Ordering::Equal => {
+                let f = fence(t, shared);
+                let i = self.words.partition_point(|&w| w < f);
+                match self.words.get(i) {
+                    // A tie: only the keys can tell.
+                    Some(&w) if w == f => None,
+                    // Entry `i` is after `target`, every one before it before.
+                    Some(_) => Some(i as u32),
+                    // After every prefixed key: the next entry, if any, is
+                    // not summarized.
+                    None if i as u32 == self.restarts => Some(self.restarts),
+                    None => None,
+                }
+            }
+        }
     }
 
     /// The window `(left, right)` of restart points that holds the last one
@@ -172,9 +219,13 @@ mod tests {
                 left <= want && want <= right,
                 "target {t:?}: window {left}..={right}, answer {want}"
             );
-            // Everything strictly between is decided by the fences alone when
-            // no fence ties with the target: the window is then one point.
             assert!(right < block.num_restarts());
+            if let Some(i) = fences.locate(t) {
+                let first = (0..block.num_restarts())
+                    .find(|&i| cmp.compare(block.restart_key(i).unwrap(), t) != Ordering::Less)
+                    .unwrap_or(block.num_restarts());
+                assert_eq!(i, first, "target {t:?}: located");
+            }
         }
     }
 
@@ -214,6 +265,30 @@ mod tests {
         assert_eq!(f.window(b"1"), (99, 99), "beyond every key");
         assert_eq!(f.window(b"0"), (0, 0), "a prefix of every key");
         assert_eq!(f.window(b""), (0, 0));
+    }
+
+    #[test]
+    fn locates_entries_of_blocks_whose_every_entry_is_a_restart_point() {
+        let keys: Vec<Vec<u8>> = (0..100u32)
+            .map(|i| format!("{:016}", i * 10).into_bytes())
+            .collect();
+        let f = Fences::build(&block_of(&keys, 1), &BytewiseComparator).unwrap();
+        assert_eq!(f.locate(b"0000000000000005"), Some(1));
+        assert_eq!(f.locate(b"0000000000000011"), Some(2));
+        assert_eq!(f.locate(b"0000000000000010"), None, "a tie");
+        assert_eq!(f.locate(b"0000000000000991"), Some(100), "past the end");
+        assert_eq!(f.locate(b""), Some(0));
+        assert_eq!(f.locate(b"1"), Some(100));
+        // With restart intervals of two entries the fences do not see every key.
+        let f = Fences::build(&block_of(&keys, 2), &BytewiseComparator).unwrap();
+        assert_eq!(f.locate(b"0000000000000005"), None);
+        // A short last key after the prefixed ones is not summarized.
+        let mut keys = keys;
+        keys.push(b"1".to_vec());
+        let f = Fences::build(&block_of(&keys, 1), &BytewiseComparator).unwrap();
+        assert_eq!(f.locate(b"0000000000000991"), None);
+        assert_eq!(f.locate(b"0000000000000985"), Some(99));
+        assert_eq!(f.locate(b"2"), None);
     }
 
     #[test]

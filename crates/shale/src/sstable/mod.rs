@@ -15,6 +15,7 @@
 pub mod block;
 pub mod block_builder;
 pub mod bloom;
+pub mod entry_index;
 pub mod fences;
 pub mod filter_block;
 pub mod format;

@@ -185,10 +185,21 @@ impl Table {
         f: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<Option<R>> {
         let cmp = &*self.opts.comparator;
-        let index_value = self
-            .index
-            .seek_entry_with(cmp, self.index_fences.as_ref(), ikey, key)
-            .map_err(|e| e.in_file(&self.path, Some(self.index_handle.offset)))?;
+        let fences = self.index_fences.as_ref();
+        let index_value = match fences.and_then(|f| f.locate(ikey)) {
+            Some(i) if i == self.index.num_restarts() => None,
+            Some(i) => Some(self.index.restart_value(i).ok_or_else(|| {
+                Error::corruption(
+                    &self.path,
+                    Some(self.index_handle.offset),
+                    "bad entry in index block",
+                )
+            })?),
+            None => self
+                .index
+                .seek_entry_with(cmp, fences, ikey, key)
+                .map_err(|e| e.in_file(&self.path, Some(self.index_handle.offset)))?,
+        };
         let Some(mut index_value) = index_value else {
             return Ok(None);
         };
@@ -201,7 +212,7 @@ impl Table {
         }
         let block = self.block(&handle, verify_checksums, fill_cache)?;
         let value = block
-            .seek_entry(cmp, ikey, key)
+            .point_lookup(cmp, ikey, key)
             .map_err(|e| e.in_file(&self.path, Some(handle.offset)))?;
         Ok(value.map(|v| f(key, v)))
     }

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use crate::db::level_iter::LevelIterator;
 use crate::db::table_cache::TableCache;
 use crate::error::Result;
 use crate::iterator::InternalIterator;
@@ -17,6 +18,7 @@ use crate::keys::{
     parse_internal_key, InternalKey, InternalKeyComparator, LookupKey, ValueType,
     MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK,
 };
+use crate::sstable::TableIterator;
 use crate::version::edit::FileMetaData;
 use crate::version::NUM_LEVELS;
 
@@ -102,7 +104,6 @@ impl Version {
         key: &LookupKey,
         value: &mut Vec<u8>,
     ) -> Result<(TableGet, Option<SeekCharge>)> {
-        let ucmp = self.icmp.user_comparator();
         let user_key = key.user_key();
         let ikey = key.internal_key();
         // Borrowed: cloned only when a seek is charged to it.
@@ -125,7 +126,10 @@ impl Version {
                             "bad internal key in table {:06}",
                             f.number
                         ))),
-                        Some(p) if ucmp.compare(p.user_key, user_key) == Ordering::Equal => {
+                        Some(p)
+                            if self.icmp.compare_user_keys(p.user_key, user_key)
+                                == Ordering::Equal =>
+                        {
                             match p.value_type {
                                 ValueType::Value => {
                                     value.clear();
@@ -173,19 +177,23 @@ impl Version {
         user_key: &'a [u8],
         ikey: &'a [u8],
     ) -> impl Iterator<Item = (&'a Arc<FileMetaData>, usize)> + 'a {
-        let ucmp = self.icmp.user_comparator();
+        let icmp = &self.icmp;
         let l0 = self.files[0]
             .iter()
             .rev()
             .filter(move |f| {
-                ucmp.compare(user_key, f.smallest.user_key()) != Ordering::Less
-                    && ucmp.compare(user_key, f.largest.user_key()) != Ordering::Greater
+                icmp.compare_user_keys(user_key, f.smallest.user_key()) != Ordering::Less
+                    && icmp.compare_user_keys(user_key, f.largest.user_key()) != Ordering::Greater
             })
             .map(|f| (f, 0));
         let deeper = (1..NUM_LEVELS).filter_map(move |level| {
             let files = &self.files[level];
-            let f = files.get(find_file(&self.icmp, files, ikey))?;
-            (ucmp.compare(user_key, f.smallest.user_key()) != Ordering::Less).then_some((f, level))
+            if files.is_empty() {
+                return None;
+            }
+            let f = files.get(find_file(icmp, files, ikey))?;
+            (icmp.compare_user_keys(user_key, f.smallest.user_key()) != Ordering::Less)
+                .then_some((f, level))
         });
         l0.chain(deeper)
     }
@@ -390,11 +398,13 @@ pub fn level_iterator(
     fill_cache: bool,
 ) -> Box<dyn InternalIterator> {
     let tc = tc.clone();
-    let open: crate::db::level_iter::OpenFileFn<FileMetaData> =
+    let open: crate::db::level_iter::OpenFileFn<FileMetaData, TableIterator> =
         Arc::new(move |f: &FileMetaData| {
-            tc.iter(f.number, f.file_size, verify_checksums, fill_cache)
+            tc.table_iter(f.number, f.file_size, verify_checksums, fill_cache)
         });
-    Box::new(crate::db::level_iter::LevelIterator::new(
+    // The files' iterators are of the table's own type: the level iterator's
+    // steps and key reads reach them without a dynamic call.
+    Box::new(LevelIterator::new(
         icmp.clone(),
         Arc::new(files.clone()),
         open,
