@@ -592,9 +592,17 @@ impl DbInner {
         let prev_log = st.versions.prev_log_number;
         let mut expected = st.versions.live_files();
         let mut logs = Vec::new();
+        // The highest number of a table or temporary file found: the previous
+        // run may have been writing it without recording it in the MANIFEST.
+        let mut highest_table = None;
         for name in fs.children(&self.dir)? {
             if let Some((number, t)) = parse_file_name(&name) {
                 expected.remove(&number);
+                // (Numbers beyond any we hand out cannot collide; a stray one
+                // must not exhaust the numbers.)
+                if matches!(t, FileType::Table | FileType::Temp) && number <= MAX_FILE_NUMBER {
+                    highest_table = highest_table.max(Some(number));
+                }
                 if t == FileType::Log && (number >= min_log || number == prev_log) {
                     if number > MAX_FILE_NUMBER {
                         return Err(Error::corruption(
@@ -618,6 +626,12 @@ impl DbInner {
         // The previous run may have made these logs without recording their
         // numbers in the MANIFEST: none may be handed out again.
         for &number in &logs {
+            st.versions.mark_file_number_used(number);
+        }
+        // Nor may the numbers of tables it left behind: they are deleted as
+        // obsolete once open, while the background thread may already be
+        // writing new tables, which must not have their names.
+        if let Some(number) = highest_table {
             st.versions.mark_file_number_used(number);
         }
         if st.versions.next_file_number == u64::MAX {
