@@ -130,6 +130,12 @@ impl EntryIndex {
         })
     }
 
+    /// The trailer length of the order it was built for: it serves every
+    /// comparator with that [`Comparator::bytewise_with_trailer`].
+    pub fn trailer(&self) -> usize {
+        self.trailer
+    }
+
     /// Bytes of memory held.
     pub fn memory_usage(&self) -> usize {
         std::mem::size_of::<EntryIndex>() + 8 * self.words.len()
