@@ -48,6 +48,18 @@ use crate::version::NUM_LEVELS;
 /// Block cache made when the options give none.
 const DEFAULT_BLOCK_CACHE: usize = 8 << 20;
 
+/// Bytes of memtable key filter per byte of write buffer (a bit per 16 bytes).
+const MEMTABLE_FILTER_RATIO: usize = 128;
+
+/// A new, empty memtable for the database: with a key filter sized by the
+/// write buffer.
+pub(crate) fn new_memtable(icmp: &InternalKeyComparator, options: &Options) -> MemTable {
+    MemTable::with_key_filter(
+        icmp.clone(),
+        options.write_buffer_size / MEMTABLE_FILTER_RATIO,
+    )
+}
+
 /// What a reader needs to see one consistent state: published atomically.
 pub(crate) struct SuperVersion {
     pub(crate) mem: Arc<MemTable>,
@@ -226,7 +238,7 @@ impl Db {
             )));
         }
 
-        let mem = Arc::new(MemTable::new(icmp.clone()));
+        let mem = Arc::new(new_memtable(&icmp, &options));
         let state = State {
             mem: mem.clone(),
             imm: None,
@@ -713,7 +725,10 @@ impl DbInner {
         if st.mem.is_empty() {
             return Ok(());
         }
-        let mem = std::mem::replace(&mut st.mem, Arc::new(MemTable::new(self.icmp.clone())));
+        let mem = std::mem::replace(
+            &mut st.mem,
+            Arc::new(new_memtable(&self.icmp, &self.options)),
+        );
         self.write_level0_table(st, &mem, edit, None).map(|_| ())
     }
 
@@ -781,8 +796,10 @@ impl DbInner {
                 continue;
             }
             if mem.approximate_memory_usage() > self.options.write_buffer_size {
-                let full =
-                    std::mem::replace(&mut st.mem, Arc::new(MemTable::new(self.icmp.clone())));
+                let full = std::mem::replace(
+                    &mut st.mem,
+                    Arc::new(new_memtable(&self.icmp, &self.options)),
+                );
                 self.write_level0_table(st, &full, edit, None)?;
                 outcome.flushed = true;
             }
