@@ -157,11 +157,24 @@ pub fn block(data: &[u8]) {
         backward(&mut it, data.len());
         let mut targets = keys;
         targets.extend([Vec::new(), vec![0xff; 9], b"key".to_vec()]);
+        let fences = crate::sstable::fences::Fences::build(&block, &*cmp);
+        let index = crate::sstable::entry_index::EntryIndex::build(&block, &*cmp);
         for t in &targets {
             it.seek(t);
             wander(&mut it, t);
             let mut key = Vec::new();
             let _ = block.seek_entry(&*cmp, t, &mut key);
+            if let Some(f) = &fences {
+                let _ = f.window(t);
+                let _ = f.locate(t).map(|i| block.restart_value(i));
+                let _ = block.seek_entry_with(&*cmp, Some(f), t, &mut key);
+            }
+            if let Some(index) = &index {
+                let _ = index.find(&block, &*cmp, t, &mut key);
+            }
+            // Twice: the second lookup builds the block's own entry index.
+            let _ = block.point_lookup(&*cmp, t, &mut key);
+            let _ = block.point_lookup(&*cmp, t, &mut key);
         }
         // Moves mixed after a failed or finished pass.
         it.seek_to_last();

@@ -252,6 +252,7 @@ pub struct LookupKey {
 
 impl LookupKey {
     /// Builds the lookup key (without allocating for keys up to 50 bytes or so).
+    #[inline]
     pub fn new(user_key: &[u8], sequence: SequenceNumber) -> LookupKey {
         let internal_len = user_key.len() + 8;
         let total = internal_len + varint_length(internal_len as u64);

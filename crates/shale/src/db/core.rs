@@ -48,6 +48,18 @@ use crate::version::NUM_LEVELS;
 /// Block cache made when the options give none.
 const DEFAULT_BLOCK_CACHE: usize = 8 << 20;
 
+/// Bytes of memtable key filter per byte of write buffer (a bit per 16 bytes).
+const MEMTABLE_FILTER_RATIO: usize = 128;
+
+/// A new, empty memtable for the database: with a key filter sized by the
+/// write buffer.
+pub(crate) fn new_memtable(icmp: &InternalKeyComparator, options: &Options) -> MemTable {
+    MemTable::with_key_filter(
+        icmp.clone(),
+        options.write_buffer_size / MEMTABLE_FILTER_RATIO,
+    )
+}
+
 /// What a reader needs to see one consistent state: published atomically.
 pub(crate) struct SuperVersion {
     pub(crate) mem: Arc<MemTable>,
@@ -226,7 +238,7 @@ impl Db {
             )));
         }
 
-        let mem = Arc::new(MemTable::new(icmp.clone()));
+        let mem = Arc::new(new_memtable(&icmp, &options));
         let state = State {
             mem: mem.clone(),
             imm: None,
@@ -592,9 +604,17 @@ impl DbInner {
         let prev_log = st.versions.prev_log_number;
         let mut expected = st.versions.live_files();
         let mut logs = Vec::new();
+        // The highest number of a table or temporary file found: the previous
+        // run may have been writing it without recording it in the MANIFEST.
+        let mut highest_table = None;
         for name in fs.children(&self.dir)? {
             if let Some((number, t)) = parse_file_name(&name) {
                 expected.remove(&number);
+                // (Numbers beyond any we hand out cannot collide; a stray one
+                // must not exhaust the numbers.)
+                if matches!(t, FileType::Table | FileType::Temp) && number <= MAX_FILE_NUMBER {
+                    highest_table = highest_table.max(Some(number));
+                }
                 if t == FileType::Log && (number >= min_log || number == prev_log) {
                     if number > MAX_FILE_NUMBER {
                         return Err(Error::corruption(
@@ -618,6 +638,12 @@ impl DbInner {
         // The previous run may have made these logs without recording their
         // numbers in the MANIFEST: none may be handed out again.
         for &number in &logs {
+            st.versions.mark_file_number_used(number);
+        }
+        // Nor may the numbers of tables it left behind: they are deleted as
+        // obsolete once open, while the background thread may already be
+        // writing new tables, which must not have their names.
+        if let Some(number) = highest_table {
             st.versions.mark_file_number_used(number);
         }
         if st.versions.next_file_number == u64::MAX {
@@ -699,7 +725,10 @@ impl DbInner {
         if st.mem.is_empty() {
             return Ok(());
         }
-        let mem = std::mem::replace(&mut st.mem, Arc::new(MemTable::new(self.icmp.clone())));
+        let mem = std::mem::replace(
+            &mut st.mem,
+            Arc::new(new_memtable(&self.icmp, &self.options)),
+        );
         self.write_level0_table(st, &mem, edit, None).map(|_| ())
     }
 
@@ -767,8 +796,10 @@ impl DbInner {
                 continue;
             }
             if mem.approximate_memory_usage() > self.options.write_buffer_size {
-                let full =
-                    std::mem::replace(&mut st.mem, Arc::new(MemTable::new(self.icmp.clone())));
+                let full = std::mem::replace(
+                    &mut st.mem,
+                    Arc::new(new_memtable(&self.icmp, &self.options)),
+                );
                 self.write_level0_table(st, &full, edit, None)?;
                 outcome.flushed = true;
             }

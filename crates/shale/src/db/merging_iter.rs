@@ -226,7 +226,14 @@ impl MergingIterator {
         let cur = self.heap[0];
         if self.children[cur].valid() {
             self.save_key(cur);
-            sift_down(&self.cmp, &self.keys, self.direction, &mut self.heap, 0);
+            if let [top, other] = self.heap[..] {
+                // Two sources (a memtable and one level, say): one comparison.
+                if before(&self.cmp, &self.keys, self.direction, other, top) {
+                    self.heap.swap(0, 1);
+                }
+            } else {
+                sift_down(&self.cmp, &self.keys, self.direction, &mut self.heap, 0);
+            }
         } else {
             if self.check_child_error(cur) {
                 return;

@@ -214,8 +214,10 @@ impl DbInner {
                     *log = Some(log::Writer::new(file));
                 }
                 st.logfile_number = number;
-                let full =
-                    std::mem::replace(&mut st.mem, Arc::new(MemTable::new(self.icmp.clone())));
+                let full = std::mem::replace(
+                    &mut st.mem,
+                    Arc::new(crate::db::core::new_memtable(&self.icmp, &self.options)),
+                );
                 st.imm = Some(full);
                 self.has_imm.store(true, Ordering::Release);
                 self.install_super_version(st);

@@ -14,6 +14,7 @@
 //! several threads at once, and readers never lock.
 
 pub mod arena;
+pub mod filter;
 pub mod skiplist;
 
 use std::cmp::Ordering;
@@ -26,6 +27,7 @@ use crate::keys::{
 };
 use crate::util::coding::{get_length_prefixed_slice, varint_length};
 
+use filter::KeyFilter;
 use skiplist::{Iter, KeyComparator, ListHandle, SkipList};
 
 /// The internal key of an entry (the length-prefixed part at its start).
@@ -144,6 +146,8 @@ pub enum MemGet<'a> {
 /// An in-memory sorted buffer of writes; see the module documentation.
 pub struct MemTable {
     list: SkipList<MemTableKeyComparator>,
+    /// Rules out most lookups of keys the memtable does not hold.
+    filter: Option<KeyFilter>,
 }
 
 impl MemTable {
@@ -151,6 +155,19 @@ impl MemTable {
     pub fn new(icmp: InternalKeyComparator) -> MemTable {
         MemTable {
             list: SkipList::new(MemTableKeyComparator::new(icmp)),
+            filter: None,
+        }
+    }
+
+    /// An empty memtable ordered by `icmp` with a [`KeyFilter`] of about
+    /// `filter_bytes` bytes over its user keys, when user keys are ordered
+    /// bytewise (equal keys are then equal bytes), and `filter_bytes > 0`.
+    pub fn with_key_filter(icmp: InternalKeyComparator, filter_bytes: usize) -> MemTable {
+        let filter = (filter_bytes > 0 && icmp.user_comparator().is_bytewise())
+            .then(|| KeyFilter::new(filter_bytes));
+        MemTable {
+            list: SkipList::new(MemTableKeyComparator::new(icmp)),
+            filter,
         }
     }
 
@@ -179,6 +196,10 @@ impl MemTable {
             + varint_length(value_len as u64)
             + value.len();
         let tag = pack_sequence_and_type(seq, t).to_le_bytes();
+        // Before the entry is visible (see the filter's invariants).
+        if let Some(filter) = &self.filter {
+            filter.add(user_key);
+        }
         // `len` was computed from exactly these parts, so they fill the entry.
         let inserted = self.list.insert_with(len, |w| {
             w.put_varint32(key_len);
@@ -193,6 +214,11 @@ impl MemTable {
     /// The newest entry for `key.user_key()` with sequence `<=` the lookup's.
     #[inline]
     pub fn get(&self, key: &LookupKey) -> MemGet<'_> {
+        if let Some(filter) = &self.filter {
+            if !filter.may_contain(key.user_key()) {
+                return MemGet::NotFound;
+            }
+        }
         let target = MemKey::from_internal_key(key.internal_key());
         let Some(entry) = self.list.first_at_or_after_key(&target) else {
             return MemGet::NotFound;

@@ -411,3 +411,44 @@ fn concurrent_adds_and_reads() {
     }
     assert_eq!(n, threads * per_thread);
 }
+
+/// A memtable with a key filter answers exactly as one without: the filter
+/// only skips searches for keys that were never added.
+#[test]
+fn a_key_filter_never_hides_an_entry() {
+    let seed = 21;
+    let mut rng = StdRng::seed_from_u64(seed);
+    let icmp = InternalKeyComparator::new(Arc::new(BytewiseComparator));
+    // A tiny filter, so that most absent keys still pass it.
+    let filtered = MemTable::with_key_filter(icmp.clone(), 64);
+    let plain = MemTable::new(icmp);
+    for seq in 1..=2000u64 {
+        let key = format!("key{:05}", rng.gen_range(0..3000)).into_bytes();
+        let (t, value) = if rng.gen_bool(0.2) {
+            (ValueType::Deletion, Vec::new())
+        } else {
+            (ValueType::Value, format!("v{seq}").into_bytes())
+        };
+        filtered.add(seq, t, &key, &value);
+        plain.add(seq, t, &key, &value);
+    }
+    for i in 0..3500 {
+        let key = format!("key{i:05}").into_bytes();
+        for seq in [1, 700, 1500, 2000, 5000] {
+            assert_eq!(
+                get(&filtered, &key, seq),
+                get(&plain, &key, seq),
+                "key {i} at {seq} (seed {seed})"
+            );
+        }
+    }
+}
+
+#[test]
+fn orders_that_are_not_bytewise_get_no_key_filter() {
+    let icmp = InternalKeyComparator::new(Arc::new(ReverseComparator));
+    let mem = MemTable::with_key_filter(icmp, 1 << 10);
+    assert!(mem.filter.is_none());
+    mem.add(1, ValueType::Value, b"k", b"v");
+    assert_eq!(get(&mem, b"k", 1), MemGet::Value(b"v"));
+}

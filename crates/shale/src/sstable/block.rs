@@ -164,7 +164,9 @@ impl Block {
                 None
             }
         };
-        if let Some(index) = index {
+        // (A block is read with its table's comparator; an index built for
+        // another order is not used.)
+        if let Some(index) = index.filter(|i| cmp.bytewise_with_trailer() == Some(i.trailer())) {
             match index.find(self, cmp, target, key) {
                 Probe::Found(offset) => {
                     // The index decoded this entry when it was built.

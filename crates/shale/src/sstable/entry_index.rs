@@ -23,7 +23,7 @@
 //! Invariants: `words[..n]` are the fences of the `n` entries in block order
 //! (non-decreasing for a sorted block); `words[n..]` pack two `u32`s each,
 //! per entry `offset << 8 | tail`, where `tail` is the number of user-key
-//! bytes after the shared prefix, or [`LONG`] when more than 8. The index
+//! bytes after the shared prefix, or `LONG` (255) when more than 8. The index
 //! is memory the block cache does not charge: about 12 bytes per entry.
 
 use std::cmp::Ordering;
@@ -128,6 +128,12 @@ impl EntryIndex {
             n,
             words: words.into_boxed_slice(),
         })
+    }
+
+    /// The trailer length of the order it was built for: it serves every
+    /// comparator with that [`Comparator::bytewise_with_trailer`].
+    pub fn trailer(&self) -> usize {
+        self.trailer
     }
 
     /// Bytes of memory held.
