@@ -134,6 +134,11 @@ impl DbInner {
         let Some(imm) = st.imm.clone() else {
             return Ok(());
         };
+        // The log that replaced this memtable's is new: make its directory
+        // entry durable now, off the writers' path, so that the synchronous
+        // writes into it need not.
+        let log_number = st.logfile_number;
+        MutexGuard::unlocked(st, || self.sync_dir_for_log(log_number))?;
         let base = st.versions.current();
         let mut edit = VersionEdit::default();
         let number = self.write_level0_table(st, &imm, &mut edit, Some(&base))?;

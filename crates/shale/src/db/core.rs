@@ -122,6 +122,10 @@ pub(crate) struct DbInner {
     /// memtable switch, which holds the state mutex and is done by the
     /// leader) touches it.
     pub(crate) log: Mutex<Option<log::Writer>>,
+    /// The highest log number whose directory entry is known to be durable
+    /// (see [`DbInner::sync_dir_for_log`]); the mutex also makes concurrent
+    /// callers share one directory sync.
+    pub(crate) log_dir_synced: Mutex<u64>,
     /// Wakes the background thread; may be rung with or without `state`.
     pub(crate) bg_cv: Doorbell,
     /// Signalled whenever background work finishes a step.
@@ -264,6 +268,7 @@ impl Db {
             table_cache,
             state: Mutex::new(state),
             log: Mutex::new(None),
+            log_dir_synced: Mutex::new(0),
             bg_cv: Doorbell::default(),
             work_done_cv: Condvar::new(),
             visible_sequence: AtomicU64::new(0),
@@ -704,7 +709,10 @@ impl DbInner {
             // Appended to the reused MANIFEST.
             st.versions.log_and_apply(&mut edit)?;
         }
+        // Makes the new (or reused) log's entry durable before any write to
+        // it is acknowledged, along with everything else recovery created.
         fs.sync_dir(&self.dir)?;
+        *self.log_dir_synced.lock() = st.logfile_number;
         // The tables recovery wrote are in the installed version now.
         st.pending_outputs.clear();
         self.visible_sequence
@@ -816,6 +824,24 @@ impl DbInner {
             outcome.clean_end = file_len;
         }
         Ok(outcome)
+    }
+
+    /// Makes the directory entry of log `number` (and of every older file)
+    /// durable, unless a sync of the directory already did since the log was
+    /// created. Without it a synchronous write could be acknowledged into a
+    /// log whose name a crash then loses, and with it the write. One sync
+    /// per new log: the background thread does it as soon as it starts
+    /// flushing the memtable the log replaced, and a synchronous write that
+    /// gets there first does it itself (callers arriving meanwhile wait for
+    /// that one sync instead of starting another).
+    pub(crate) fn sync_dir_for_log(&self, number: u64) -> Result<()> {
+        let mut synced = self.log_dir_synced.lock();
+        if *synced >= number {
+            return Ok(());
+        }
+        self.options.fs.sync_dir(&self.dir)?;
+        *synced = number;
+        Ok(())
     }
 
     /// Publishes the current memtables and version to readers.

@@ -109,8 +109,11 @@ impl DbInner {
             }
             group.set_sequence(last + 1);
             let mem = st.mem.clone();
+            // Stable while this leader owns the write path: only a leader
+            // switches logs.
+            let log_number = st.logfile_number;
             drop(st);
-            result = self.write_group(&group, sync, &mem);
+            result = self.write_group(&group, sync, log_number, &mem);
             st = self.state.lock();
             if result.is_ok() {
                 st.versions.last_sequence = last + count;
@@ -149,7 +152,19 @@ impl DbInner {
         result
     }
 
-    fn write_group(&self, group: &WriteBatch, sync: bool, mem: &Arc<MemTable>) -> Result<()> {
+    fn write_group(
+        &self,
+        group: &WriteBatch,
+        sync: bool,
+        log_number: u64,
+        mem: &Arc<MemTable>,
+    ) -> Result<()> {
+        if sync {
+            // A synchronous write is durable only once the log's directory
+            // entry is; after the first write to a new log this is a check
+            // of a counter.
+            self.sync_dir_for_log(log_number)?;
+        }
         {
             let mut log = self.log.lock();
             let log = log

@@ -90,17 +90,31 @@ pub struct PendingEdit {
     manifest_file_number: u64,
     log_number: Option<u64>,
     prev_log_number: Option<u64>,
+    /// The edit names files created since the directory was last synced
+    /// (new tables, a new log): see [`PendingEdit::write`].
+    sync_dir: bool,
 }
 
 impl PendingEdit {
     /// Appends the record to the MANIFEST and syncs it (and points CURRENT
     /// at a new MANIFEST). Needs no lock: it touches only what the pending
     /// edit holds.
+    ///
+    /// When the edit names new files (tables, a new log) the directory is
+    /// synced first: a table must have a durable directory entry before the
+    /// MANIFEST that names it is durable (or a crash leaves a MANIFEST naming
+    /// a missing file), and before the log whose data it now holds is
+    /// deleted, which happens only after this edit. A new MANIFEST and the
+    /// rename of CURRENT are made durable by the directory sync in
+    /// `set_current_file`.
     pub fn write(&mut self) -> Result<()> {
         let w = self
             .log
             .as_mut()
             .ok_or_else(|| Error::Background("no MANIFEST".into()))?;
+        if self.sync_dir {
+            self.fs.sync_dir(&self.dir)?;
+        }
         w.add_record(&self.record)?;
         w.sync()?;
         if self.new_manifest.is_some() {
@@ -224,6 +238,7 @@ impl VersionSet {
         }
         let mut record = Vec::new();
         edit.encode(&mut record);
+        let sync_dir = !edit.new_files.is_empty() || edit.log_number != Some(self.log_number);
         self.apply_pending = true;
         Ok(PendingEdit {
             version,
@@ -235,6 +250,7 @@ impl VersionSet {
             manifest_file_number: self.manifest_file_number,
             log_number: edit.log_number,
             prev_log_number: edit.prev_log_number,
+            sync_dir,
         })
     }
 
