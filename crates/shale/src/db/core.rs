@@ -38,8 +38,8 @@ use crate::snapshot::{Snapshot, SnapshotList};
 use crate::sstable::TableOptions;
 use crate::version::edit::VersionEdit;
 use crate::version::filename::{
-    current_file_name, descriptor_file_name, lock_file_name, log_file_name, parse_file_name,
-    set_current_file, FileType,
+    current_file_name, current_may_name, descriptor_file_name, lock_file_name, log_file_name,
+    parse_file_name, set_current_file, FileType,
 };
 use crate::version::set::{VersionSet, MAX_FILE_NUMBER};
 use crate::version::version::{TableGet, Version};
@@ -591,7 +591,9 @@ fn new_db(options: &Options, dir: &Path, icmp: &InternalKeyComparator) -> Result
         drop(w);
         set_current_file(&*options.fs, dir, 1)
     })();
-    if result.is_err() {
+    // Once CURRENT may name the MANIFEST (the failure was the directory
+    // sync after the rename), the MANIFEST stays: the next open reads it.
+    if result.is_err() && !current_may_name(&*options.fs, dir, 1) {
         let _ = options.fs.remove_file(&manifest);
     }
     result
