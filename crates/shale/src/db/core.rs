@@ -45,6 +45,9 @@ use crate::version::set::{VersionSet, MAX_FILE_NUMBER};
 use crate::version::version::{TableGet, Version};
 use crate::version::NUM_LEVELS;
 
+/// The property holding the error that stopped writes, if any.
+const BACKGROUND_ERROR_PROPERTY: &str = "shale.background-error";
+
 /// Block cache made when the options give none.
 const DEFAULT_BLOCK_CACHE: usize = 8 << 20;
 
@@ -485,8 +488,11 @@ impl Db {
     }
 
     /// A named property: `leveldb.num-files-at-level<N>`, `leveldb.stats`,
-    /// `leveldb.sstables`, `leveldb.approximate-memory-usage`; `None` for
-    /// other names.
+    /// `leveldb.sstables`, `leveldb.approximate-memory-usage`, and
+    /// `shale.background-error`, the error that made the database refuse
+    /// writes (a failed log write or background step, a panic in a write or
+    /// in background work), empty while there is none; `None` for other
+    /// names.
     ///
     /// ```
     /// # fn main() -> shale::Result<()> {
@@ -496,6 +502,7 @@ impl Db {
     /// let memory: u64 = db.property("leveldb.approximate-memory-usage").unwrap().parse().unwrap();
     /// assert!(memory > 0);
     /// assert!(db.property("leveldb.stats").unwrap().contains("Level"));
+    /// assert_eq!(db.property("shale.background-error").as_deref(), Some(""));
     /// assert_eq!(db.property("no.such.property"), None);
     /// # Ok(()) }
     /// ```
@@ -938,6 +945,14 @@ impl DbInner {
     }
 
     fn property(&self, name: &str) -> Option<String> {
+        if name == BACKGROUND_ERROR_PROPERTY {
+            let st = self.state.lock();
+            return Some(
+                st.bg_error
+                    .as_ref()
+                    .map_or(String::new(), |e| e.to_string()),
+            );
+        }
         let rest = name.strip_prefix("leveldb.")?;
         let st = self.state.lock();
         let current = st.versions.current();
@@ -980,6 +995,18 @@ impl DbInner {
             }
             _ => None,
         }
+    }
+}
+
+/// The message of a caught panic's payload (a `&str` or a `String`, as
+/// `panic!` makes them), for the error that replaces the panic.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic with a non-text payload".to_string()
     }
 }
 
