@@ -721,3 +721,120 @@ fn leveldb_files_reused_by_shale_read_back_in_both() {
         verify_ref(&db, &model, cfg);
     }
 }
+
+// -- The LOCK file keeps the other engine out --------------------------------
+//
+// LevelDB locks `LOCK` with an `fcntl` write lock, which another lock of the
+// same process never conflicts with, so the two engines must run in separate
+// processes: the test runs this binary again as a child, told through
+// environment variables what to do.
+
+const LOCK_CHILD_DIR: &str = "SHALE_COMPAT_LOCK_CHILD_DIR";
+const LOCK_CHILD_MODE: &str = "SHALE_COMPAT_LOCK_CHILD_MODE";
+const LOCK_TEST: &str = "leveldb_and_shale_lock_each_other_out";
+
+/// What the holding child prints once it has the database open (the test
+/// harness may print on the same line before it).
+const HOLDING: &str = "LEVELDB-HOLDS-THE-DATABASE";
+
+/// Exit statuses of a child that tried to open the database.
+const OPEN_REFUSED: i32 = 10;
+const OPEN_GRANTED: i32 = 11;
+
+/// The child's side. `leveldb-try`: opens the database with LevelDB and
+/// exits with whether that worked. `leveldb-hold`: opens it, prints
+/// [`HOLDING`], and keeps it open until its standard input closes.
+fn lock_child(dir: &Path, mode: &str) -> ! {
+    let opts = CONFIGS[0].reference();
+    match mode {
+        "leveldb-try" => match RefDb::open(dir, opts) {
+            Ok(_) => std::process::exit(OPEN_GRANTED),
+            Err(e) => {
+                eprintln!("LevelDB refused: {e}");
+                let code = if e.to_lowercase().contains("lock") {
+                    OPEN_REFUSED
+                } else {
+                    1
+                };
+                std::process::exit(code)
+            }
+        },
+        "leveldb-hold" => {
+            let db = RefDb::open(dir, opts).expect("LevelDB open in the child");
+            db.put(b"from-leveldb", b"1").unwrap();
+            println!("{HOLDING}");
+            use std::io::Read;
+            let mut rest = Vec::new();
+            let _ = std::io::stdin().read_to_end(&mut rest);
+            drop(db);
+            std::process::exit(0)
+        }
+        other => panic!("unknown child mode {other}"),
+    }
+}
+
+fn lock_child_command(dir: &Path, mode: &str) -> std::process::Command {
+    let mut c = std::process::Command::new(std::env::current_exe().unwrap());
+    c.args(["--exact", LOCK_TEST, "--nocapture", "--test-threads=1"])
+        .env(LOCK_CHILD_DIR, dir)
+        .env(LOCK_CHILD_MODE, mode);
+    c
+}
+
+#[test]
+fn leveldb_and_shale_lock_each_other_out() {
+    if let (Some(dir), Ok(mode)) = (
+        std::env::var_os(LOCK_CHILD_DIR),
+        std::env::var(LOCK_CHILD_MODE),
+    ) {
+        lock_child(Path::new(&dir), &mode);
+    }
+    let (_tmp, path) = temp_db();
+    let try_leveldb = |what: &str| {
+        lock_child_command(&path, "leveldb-try")
+            .status()
+            .unwrap()
+            .code()
+            .unwrap_or_else(|| panic!("{what}: the child died"))
+    };
+
+    // Shale holds the database: LevelDB is refused.
+    let db = shale::Db::open(&path, CONFIGS[0].shale()).unwrap();
+    db.put(b"from-shale", b"1").unwrap();
+    assert_eq!(
+        try_leveldb("under Shale"),
+        OPEN_REFUSED,
+        "LevelDB opened a database Shale holds"
+    );
+    drop(db);
+    assert_eq!(try_leveldb("after Shale closed"), OPEN_GRANTED);
+
+    // LevelDB holds the database: Shale is refused, with an error naming LOCK.
+    let mut holder = lock_child_command(&path, "leveldb-hold")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    {
+        use std::io::BufRead;
+        let stdout = holder.stdout.as_mut().unwrap();
+        let mut reader = std::io::BufReader::new(stdout);
+        while !line.contains(HOLDING) {
+            line.clear();
+            if reader.read_line(&mut line).unwrap() == 0 {
+                panic!("the LevelDB child ended before opening the database");
+            }
+        }
+    }
+    let refused = shale::Db::open(&path, CONFIGS[0].shale());
+    drop(holder.stdin.take());
+    assert!(holder.wait().unwrap().success());
+    match refused {
+        Ok(_) => panic!("Shale opened a database LevelDB holds"),
+        Err(e) => assert!(e.to_string().contains("LOCK"), "{e}"),
+    }
+    let db = shale::Db::open(&path, CONFIGS[0].shale()).unwrap();
+    assert_eq!(db.get(b"from-shale").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(db.get(b"from-leveldb").unwrap().as_deref(), Some(&b"1"[..]));
+}

@@ -7,6 +7,7 @@
 //! every file being written is in `pending_outputs` so it is never deleted.
 
 use std::cmp::Ordering;
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::Ordering as AtomicOrdering;
 use std::sync::Arc;
 use std::time::Instant;
@@ -15,7 +16,7 @@ use parking_lot::MutexGuard;
 
 use crate::compaction::Compaction;
 use crate::db::builder::build_table;
-use crate::db::core::{DbInner, ManualCompaction, State};
+use crate::db::core::{panic_message, DbInner, ManualCompaction, State};
 use crate::error::{Error, Result};
 use crate::keys::{
     parse_internal_key, InternalKey, ValueType, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK,
@@ -59,7 +60,21 @@ impl DbInner {
                 continue;
             }
             st.bg_busy = true;
-            if let Err(e) = self.background_step(&mut st) {
+            // A panic (from a user comparator or filter policy, say) must
+            // not end this thread: every writer and `compact_range` waiting
+            // for its work would wait forever. It becomes a sticky error
+            // that wakes them all. (The state lock is held again here
+            // whether or not the step panicked while it had released it.)
+            let step = panic::catch_unwind(AssertUnwindSafe(|| self.background_step(&mut st)))
+                .unwrap_or_else(|payload| {
+                    let e = Error::Background(format!(
+                        "background work panicked: {}",
+                        panic_message(&*payload)
+                    ));
+                    st.bg_error.get_or_insert_with(|| e.duplicate());
+                    Err(e)
+                });
+            if let Err(e) = step {
                 self.info_log.log(&format!("background error: {e}"));
                 if !matches!(e, Error::Background(_)) {
                     st.bg_error.get_or_insert(e);
@@ -134,6 +149,11 @@ impl DbInner {
         let Some(imm) = st.imm.clone() else {
             return Ok(());
         };
+        // The log that replaced this memtable's is new: make its directory
+        // entry durable now, off the writers' path, so that the synchronous
+        // writes into it need not.
+        let log_number = st.logfile_number;
+        MutexGuard::unlocked(st, || self.sync_dir_for_log(log_number))?;
         let base = st.versions.current();
         let mut edit = VersionEdit::default();
         let number = self.write_level0_table(st, &imm, &mut edit, Some(&base))?;
@@ -467,7 +487,17 @@ impl DbInner {
         let switched = if st.mem.is_empty() {
             Ok(())
         } else {
-            self.make_room_for_write(&mut st, true)
+            // Creating the new log calls into the file system, which may
+            // panic: the write path must be released all the same.
+            panic::catch_unwind(AssertUnwindSafe(|| self.make_room_for_write(&mut st, true)))
+                .unwrap_or_else(|payload| {
+                    let e = Error::Background(format!(
+                        "a memtable switch panicked: {}",
+                        panic_message(&*payload)
+                    ));
+                    st.bg_error.get_or_insert_with(|| e.duplicate());
+                    Err(e)
+                })
         };
         st.writing = false;
         if let Some(next) = st.writers.front() {

@@ -38,12 +38,15 @@ use crate::snapshot::{Snapshot, SnapshotList};
 use crate::sstable::TableOptions;
 use crate::version::edit::VersionEdit;
 use crate::version::filename::{
-    current_file_name, descriptor_file_name, lock_file_name, log_file_name, parse_file_name,
-    set_current_file, FileType,
+    current_file_name, current_may_name, descriptor_file_name, lock_file_name, log_file_name,
+    parse_file_name, set_current_file, FileType,
 };
 use crate::version::set::{VersionSet, MAX_FILE_NUMBER};
 use crate::version::version::{TableGet, Version};
 use crate::version::NUM_LEVELS;
+
+/// The property holding the error that stopped writes, if any.
+const BACKGROUND_ERROR_PROPERTY: &str = "shale.background-error";
 
 /// Block cache made when the options give none.
 const DEFAULT_BLOCK_CACHE: usize = 8 << 20;
@@ -122,6 +125,10 @@ pub(crate) struct DbInner {
     /// memtable switch, which holds the state mutex and is done by the
     /// leader) touches it.
     pub(crate) log: Mutex<Option<log::Writer>>,
+    /// The highest log number whose directory entry is known to be durable
+    /// (see [`DbInner::sync_dir_for_log`]); the mutex also makes concurrent
+    /// callers share one directory sync.
+    pub(crate) log_dir_synced: Mutex<u64>,
     /// Wakes the background thread; may be rung with or without `state`.
     pub(crate) bg_cv: Doorbell,
     /// Signalled whenever background work finishes a step.
@@ -264,6 +271,7 @@ impl Db {
             table_cache,
             state: Mutex::new(state),
             log: Mutex::new(None),
+            log_dir_synced: Mutex::new(0),
             bg_cv: Doorbell::default(),
             work_done_cv: Condvar::new(),
             visible_sequence: AtomicU64::new(0),
@@ -480,8 +488,11 @@ impl Db {
     }
 
     /// A named property: `leveldb.num-files-at-level<N>`, `leveldb.stats`,
-    /// `leveldb.sstables`, `leveldb.approximate-memory-usage`; `None` for
-    /// other names.
+    /// `leveldb.sstables`, `leveldb.approximate-memory-usage`, and
+    /// `shale.background-error`, the error that made the database refuse
+    /// writes (a failed log write or background step, a panic in a write or
+    /// in background work), empty while there is none; `None` for other
+    /// names.
     ///
     /// ```
     /// # fn main() -> shale::Result<()> {
@@ -491,6 +502,7 @@ impl Db {
     /// let memory: u64 = db.property("leveldb.approximate-memory-usage").unwrap().parse().unwrap();
     /// assert!(memory > 0);
     /// assert!(db.property("leveldb.stats").unwrap().contains("Level"));
+    /// assert_eq!(db.property("shale.background-error").as_deref(), Some(""));
     /// assert_eq!(db.property("no.such.property"), None);
     /// # Ok(()) }
     /// ```
@@ -586,7 +598,9 @@ fn new_db(options: &Options, dir: &Path, icmp: &InternalKeyComparator) -> Result
         drop(w);
         set_current_file(&*options.fs, dir, 1)
     })();
-    if result.is_err() {
+    // Once CURRENT may name the MANIFEST (the failure was the directory
+    // sync after the rename), the MANIFEST stays: the next open reads it.
+    if result.is_err() && !current_may_name(&*options.fs, dir, 1) {
         let _ = options.fs.remove_file(&manifest);
     }
     result
@@ -704,7 +718,10 @@ impl DbInner {
             // Appended to the reused MANIFEST.
             st.versions.log_and_apply(&mut edit)?;
         }
+        // Makes the new (or reused) log's entry durable before any write to
+        // it is acknowledged, along with everything else recovery created.
         fs.sync_dir(&self.dir)?;
+        *self.log_dir_synced.lock() = st.logfile_number;
         // The tables recovery wrote are in the installed version now.
         st.pending_outputs.clear();
         self.visible_sequence
@@ -818,6 +835,24 @@ impl DbInner {
         Ok(outcome)
     }
 
+    /// Makes the directory entry of log `number` (and of every older file)
+    /// durable, unless a sync of the directory already did since the log was
+    /// created. Without it a synchronous write could be acknowledged into a
+    /// log whose name a crash then loses, and with it the write. One sync
+    /// per new log: the background thread does it as soon as it starts
+    /// flushing the memtable the log replaced, and a synchronous write that
+    /// gets there first does it itself (callers arriving meanwhile wait for
+    /// that one sync instead of starting another).
+    pub(crate) fn sync_dir_for_log(&self, number: u64) -> Result<()> {
+        let mut synced = self.log_dir_synced.lock();
+        if *synced >= number {
+            return Ok(());
+        }
+        self.options.fs.sync_dir(&self.dir)?;
+        *synced = number;
+        Ok(())
+    }
+
     /// Publishes the current memtables and version to readers.
     pub(crate) fn install_super_version(&self, st: &State) {
         self.super_version.store(Arc::new(SuperVersion {
@@ -910,6 +945,14 @@ impl DbInner {
     }
 
     fn property(&self, name: &str) -> Option<String> {
+        if name == BACKGROUND_ERROR_PROPERTY {
+            let st = self.state.lock();
+            return Some(
+                st.bg_error
+                    .as_ref()
+                    .map_or(String::new(), |e| e.to_string()),
+            );
+        }
         let rest = name.strip_prefix("leveldb.")?;
         let st = self.state.lock();
         let current = st.versions.current();
@@ -952,6 +995,18 @@ impl DbInner {
             }
             _ => None,
         }
+    }
+}
+
+/// The message of a caught panic's payload (a `&str` or a `String`, as
+/// `panic!` makes them), for the error that replaces the panic.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = payload.downcast_ref::<&str>() {
+        (*s).to_string()
+    } else if let Some(s) = payload.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "a panic with a non-text payload".to_string()
     }
 }
 

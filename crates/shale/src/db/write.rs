@@ -8,6 +8,7 @@
 //! under the state mutex and published (`visible_sequence`) only after the
 //! memtable holds every entry up to them.
 
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
@@ -15,7 +16,7 @@ use std::time::Duration;
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::batch::WriteBatch;
-use crate::db::core::{insert_into, DbInner, State};
+use crate::db::core::{insert_into, panic_message, DbInner, State};
 use crate::error::{Error, Result};
 use crate::keys::MAX_SEQUENCE_NUMBER;
 use crate::log;
@@ -81,17 +82,43 @@ impl DbInner {
     /// queued behind (see [`take_group`]), logs and applies them without the
     /// state mutex, then publishes the sequence and wakes the members and the
     /// next leader. The caller has set `st.writing`.
-    fn lead<'a>(
+    ///
+    /// A panic while leading (from a user comparator inserting into the
+    /// memtable, say) fails the group instead of unwinding through it: the
+    /// write path is released and every member is woken with the error.
+    /// The group may be partly in the log and the memtable, under sequence
+    /// numbers never published, so the error is also made sticky: later
+    /// writes fail, reads go on.
+    fn lead<'a>(&'a self, st: MutexGuard<'a, State>, batch: WriteBatch, sync: bool) -> Result<()> {
+        let mut members = Vec::new();
+        let led = panic::catch_unwind(AssertUnwindSafe(|| {
+            self.lead_group(st, batch, sync, &mut members)
+        }));
+        match led {
+            Ok((st, result)) => self.finish_group(st, members, result),
+            Err(payload) => {
+                let e =
+                    Error::Background(format!("a write panicked: {}", panic_message(&*payload)));
+                let mut st = self.state.lock();
+                st.bg_error.get_or_insert_with(|| e.duplicate());
+                self.finish_group(st, members, Err(e))
+            }
+        }
+    }
+
+    /// The body of [`lead`](Self::lead): returns the state lock and the
+    /// group's outcome; the writers taken into the group are in `members`.
+    fn lead_group<'a>(
         &'a self,
         mut st: MutexGuard<'a, State>,
         batch: WriteBatch,
         sync: bool,
-    ) -> Result<()> {
-        let mut members = Vec::new();
+        members: &mut Vec<Arc<Writer>>,
+    ) -> (MutexGuard<'a, State>, Result<()>) {
         let mut result = self.make_room_for_write(&mut st, false);
         if result.is_ok() {
             let mut group = batch;
-            take_group(&mut st, &mut group, sync, &mut members);
+            take_group(&mut st, &mut group, sync, members);
             let last = st.versions.last_sequence;
             let count = u64::from(group.count());
             if last
@@ -105,24 +132,33 @@ impl DbInner {
                     "{}: sequence numbers exhausted (last used {last}, {count} more asked)",
                     self.dir.display()
                 )));
-                return self.finish_group(st, members, result);
+                return (st, result);
             }
             group.set_sequence(last + 1);
             let mem = st.mem.clone();
+            // Stable while this leader owns the write path: only a leader
+            // switches logs.
+            let log_number = st.logfile_number;
             drop(st);
-            result = self.write_group(&group, sync, &mem);
+            result = self.write_group(&group, sync, log_number, &mem);
             st = self.state.lock();
-            if result.is_ok() {
-                st.versions.last_sequence = last + count;
-                self.visible_sequence.store(last + count, Ordering::Release);
-            } else if sync {
-                // A failed sync leaves the log in an unknown state: stop writes.
-                if let Err(e) = &result {
-                    st.bg_error.get_or_insert_with(|| e.duplicate());
+            match &result {
+                Ok(()) => {
+                    st.versions.last_sequence = last + count;
+                    self.visible_sequence.store(last + count, Ordering::Release);
+                }
+                Err(e) => {
+                    // A failed append or sync leaves the log in an unknown
+                    // state (a torn record, data the kernel may have
+                    // dropped) and the group maybe partly in the memtable:
+                    // later writes must fail too, naming this cause.
+                    st.bg_error.get_or_insert_with(|| {
+                        Error::Background(format!("writing log #{log_number} failed: {e}"))
+                    });
                 }
             }
         }
-        self.finish_group(st, members, result)
+        (st, result)
     }
 
     /// Ends a leader's turn: hands `result` to the members of its group,
@@ -149,7 +185,19 @@ impl DbInner {
         result
     }
 
-    fn write_group(&self, group: &WriteBatch, sync: bool, mem: &Arc<MemTable>) -> Result<()> {
+    fn write_group(
+        &self,
+        group: &WriteBatch,
+        sync: bool,
+        log_number: u64,
+        mem: &Arc<MemTable>,
+    ) -> Result<()> {
+        if sync {
+            // A synchronous write is durable only once the log's directory
+            // entry is; after the first write to a new log this is a check
+            // of a counter.
+            self.sync_dir_for_log(log_number)?;
+        }
         {
             let mut log = self.log.lock();
             let log = log

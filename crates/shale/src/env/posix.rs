@@ -53,8 +53,9 @@ impl PosixFs {
     }
 }
 
-/// Paths locked by this process: `flock`-style locks are per open file
-/// description, so a second open in the same process must be caught here.
+/// Paths locked by this process (keys from [`lock_key`]): `fcntl` locks are
+/// per process, so a second lock in the same process must be caught here,
+/// before the file is opened again.
 fn locked_paths() -> &'static Mutex<HashSet<PathBuf>> {
     static LOCKS: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
     LOCKS.get_or_init(|| Mutex::new(HashSet::new()))
@@ -446,18 +447,85 @@ impl Drop for PosixWritable {
     }
 }
 
+/// A held `LOCK`: the open file carrying the locks, and the key of the
+/// in-process table entry that stops a second lock of it in this process.
 struct PosixLock {
-    path: PathBuf,
-    _file: File,
+    key: PathBuf,
+    /// The only descriptor of the file this process holds while the lock
+    /// is held; closing it releases both OS locks.
+    file: Option<File>,
 }
 
 impl FileLock for PosixLock {}
 
 impl Drop for PosixLock {
     fn drop(&mut self) {
-        // Closing the file releases the OS lock.
+        // Release the OS locks before the table entry: once the entry is
+        // gone another thread may lock the file again, and must not find
+        // this descriptor still holding the `flock`.
+        drop(self.file.take());
         if let Ok(mut set) = locked_paths().lock() {
-            set.remove(&self.path);
+            set.remove(&self.key);
+        }
+    }
+}
+
+/// The key of `path` in the in-process lock table: the canonical path of its
+/// directory (which exists once the database directory is created) joined
+/// with the file name, so that two spellings of the same directory (a
+/// symbolic link, `..`, a relative path) meet in the table whether or not
+/// the lock file exists yet.
+fn lock_key(path: &Path) -> PathBuf {
+    let canonical = match (path.parent(), path.file_name()) {
+        (Some(dir), Some(name)) => {
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            dir.canonicalize().ok().map(|d| d.join(name))
+        }
+        _ => None,
+    };
+    canonical
+        .or_else(|| std::path::absolute(path).ok())
+        .unwrap_or_else(|| path.to_path_buf())
+}
+
+/// The error for a lock held elsewhere (the kind callers test for).
+fn lock_held(path: &Path, by: &str) -> Error {
+    Error::io(
+        path,
+        std::io::Error::new(std::io::ErrorKind::WouldBlock, format!("lock held by {by}")),
+    )
+}
+
+/// Takes LevelDB's lock on `file`: an `fcntl` (POSIX record) write lock on
+/// the whole file, without waiting.
+fn fcntl_lock(file: &File, path: &Path) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: `flock` is a plain C struct for which all-zero bytes are a
+    // valid value; the fields that matter are set below.
+    let mut request: libc::flock = unsafe { std::mem::zeroed() };
+    request.l_type = libc::F_WRLCK as libc::c_short;
+    request.l_whence = libc::SEEK_SET as libc::c_short;
+    request.l_start = 0;
+    // Length 0: to the end of the file, however long it grows.
+    request.l_len = 0;
+    loop {
+        // SAFETY: the descriptor is open while `file` is borrowed, and
+        // `request` is a valid `struct flock` that outlives the call.
+        let r = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLK, &request) };
+        if r == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        match e.raw_os_error() {
+            Some(libc::EINTR) => continue,
+            Some(libc::EACCES) | Some(libc::EAGAIN) => {
+                return Err(lock_held(path, "another process (fcntl lock)"))
+            }
+            _ => return Err(Error::io(path, e)),
         }
     }
 }
@@ -566,20 +634,31 @@ impl FileSystem for PosixFs {
         fs::rename(from, to).map_err(|e| Error::io(from, e))
     }
 
+    /// Locks `path` the way LevelDB 1.23 does, so that neither opens a
+    /// directory the other is using: an `fcntl` write lock on the whole
+    /// file (`F_SETLK`, no waiting). On Linux `fcntl` and `flock` locks do
+    /// not see each other, so a `flock` alone would let LevelDB in.
+    ///
+    /// A `flock` is taken on the same descriptor as well: earlier releases
+    /// of this engine locked with `flock` only, and they must be kept out
+    /// too (the two locks are independent, so holding both costs one system
+    /// call at open and excludes both kinds of peer).
+    ///
+    /// `fcntl` locks belong to the process, not to the descriptor: a second
+    /// lock by this process would succeed, and closing any descriptor of the
+    /// file would release the lock. The in-process table is therefore
+    /// checked before the file is opened at all, and while the lock is held
+    /// no other part of the engine opens `LOCK` (it is never read, copied or
+    /// listed through a descriptor; `destroy` removes it only after
+    /// unlocking).
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
-        let key = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        let key = lock_key(path);
         {
             let mut set = locked_paths()
                 .lock()
                 .map_err(|_| Error::io(path, std::io::Error::other("lock table poisoned")))?;
             if !set.insert(key.clone()) {
-                return Err(Error::io(
-                    path,
-                    std::io::Error::new(
-                        std::io::ErrorKind::WouldBlock,
-                        "lock already held by this process",
-                    ),
-                ));
+                return Err(lock_held(path, "this process"));
             }
         }
         let result = OpenOptions::new()
@@ -589,21 +668,22 @@ impl FileSystem for PosixFs {
             .truncate(false)
             .open(path)
             .map_err(|e| Error::io(path, e))
-            .and_then(|file| match file.try_lock() {
-                Ok(()) => Ok(file),
-                Err(fs::TryLockError::WouldBlock) => Err(Error::io(
-                    path,
-                    std::io::Error::new(
-                        std::io::ErrorKind::WouldBlock,
-                        "lock held by another process",
-                    ),
-                )),
-                Err(fs::TryLockError::Error(e)) => Err(Error::io(path, e)),
+            .and_then(|file| {
+                fcntl_lock(&file, path)?;
+                match file.try_lock() {
+                    Ok(()) => Ok(file),
+                    Err(fs::TryLockError::WouldBlock) => {
+                        Err(lock_held(path, "another process (flock)"))
+                    }
+                    Err(fs::TryLockError::Error(e)) => Err(Error::io(path, e)),
+                }
             });
+        // On failure the file is closed here, which also drops an `fcntl`
+        // lock just taken (this process held none before: the table said so).
         match result {
             Ok(file) => Ok(Box::new(PosixLock {
-                path: key,
-                _file: file,
+                key,
+                file: Some(file),
             })),
             Err(e) => {
                 if let Ok(mut set) = locked_paths().lock() {

@@ -157,6 +157,19 @@ pub fn set_current_file(fs: &dyn FileSystem, dir: &Path, descriptor_number: u64)
     result
 }
 
+/// Whether `dir/CURRENT` may name MANIFEST `descriptor_number`, asked after
+/// [`set_current_file`] failed: true if it does, or if CURRENT cannot be
+/// read (the rename may have happened); false only if CURRENT names another
+/// MANIFEST or does not exist. A MANIFEST for which this is true must never
+/// be deleted: the database could not be opened without it.
+pub fn current_may_name(fs: &dyn FileSystem, dir: &Path, descriptor_number: u64) -> bool {
+    match read_current_file(fs, dir) {
+        Ok(name) => name == descriptor_name(descriptor_number),
+        Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => false,
+        Err(_) => true,
+    }
+}
+
 /// Reads at most `limit` bytes from the start of `file`.
 fn read_prefix(file: &mut dyn SequentialFile, limit: usize) -> Result<Vec<u8>> {
     let mut out = vec![0u8; limit];

@@ -22,7 +22,8 @@ use crate::log;
 use crate::options::Options;
 use crate::version::edit::{FileMetaData, VersionEdit};
 use crate::version::filename::{
-    descriptor_file_name, parse_file_name, read_current_file, set_current_file, FileType,
+    current_may_name, descriptor_file_name, parse_file_name, read_current_file, set_current_file,
+    FileType,
 };
 use crate::version::version::{
     key_range, level_iterator, total_file_size, LevelFiles, Version, L0_COMPACTION_TRIGGER,
@@ -70,6 +71,11 @@ pub struct VersionSet {
     /// An edit is between `begin_apply` and `finish_apply` (it holds the
     /// MANIFEST writer).
     apply_pending: bool,
+    /// Set when the start of a new MANIFEST failed after CURRENT may
+    /// already name it: the file is kept (the database needs it to open)
+    /// and no further edit is written, since starting another MANIFEST
+    /// under the same number would truncate it.
+    manifest_failed: Option<String>,
     current: Arc<Version>,
     /// Every version handed out that may still be in use by a reader.
     live_versions: Vec<std::sync::Weak<Version>>,
@@ -90,17 +96,31 @@ pub struct PendingEdit {
     manifest_file_number: u64,
     log_number: Option<u64>,
     prev_log_number: Option<u64>,
+    /// The edit names files created since the directory was last synced
+    /// (new tables, a new log): see [`PendingEdit::write`].
+    sync_dir: bool,
 }
 
 impl PendingEdit {
     /// Appends the record to the MANIFEST and syncs it (and points CURRENT
     /// at a new MANIFEST). Needs no lock: it touches only what the pending
     /// edit holds.
+    ///
+    /// When the edit names new files (tables, a new log) the directory is
+    /// synced first: a table must have a durable directory entry before the
+    /// MANIFEST that names it is durable (or a crash leaves a MANIFEST naming
+    /// a missing file), and before the log whose data it now holds is
+    /// deleted, which happens only after this edit. A new MANIFEST and the
+    /// rename of CURRENT are made durable by the directory sync in
+    /// `set_current_file`.
     pub fn write(&mut self) -> Result<()> {
         let w = self
             .log
             .as_mut()
             .ok_or_else(|| Error::Background("no MANIFEST".into()))?;
+        if self.sync_dir {
+            self.fs.sync_dir(&self.dir)?;
+        }
         w.add_record(&self.record)?;
         w.sync()?;
         if self.new_manifest.is_some() {
@@ -131,6 +151,7 @@ impl VersionSet {
             prev_log_number: 0,
             descriptor_log: None,
             apply_pending: false,
+            manifest_failed: None,
             live_versions: Vec::new(),
             compact_pointer: Default::default(),
         }
@@ -187,6 +208,11 @@ impl VersionSet {
                 "a version edit is already being written to the MANIFEST".into(),
             ));
         }
+        if let Some(cause) = &self.manifest_failed {
+            return Err(Error::Background(format!(
+                "the MANIFEST cannot be written after an earlier failure: {cause}"
+            )));
+        }
         match edit.log_number {
             Some(n) if n < self.log_number || n >= self.next_file_number => {
                 return Err(Error::InvalidArgument(format!(
@@ -224,6 +250,7 @@ impl VersionSet {
         }
         let mut record = Vec::new();
         edit.encode(&mut record);
+        let sync_dir = !edit.new_files.is_empty() || edit.log_number != Some(self.log_number);
         self.apply_pending = true;
         Ok(PendingEdit {
             version,
@@ -235,19 +262,28 @@ impl VersionSet {
             manifest_file_number: self.manifest_file_number,
             log_number: edit.log_number,
             prev_log_number: edit.prev_log_number,
+            sync_dir,
         })
     }
 
     /// The last step of [`log_and_apply`](Self::log_and_apply): given the
     /// outcome of [`PendingEdit::write`], installs the new version, or on
-    /// failure drops a MANIFEST that was just started.
+    /// failure drops a MANIFEST that was just started, unless CURRENT may
+    /// already name it (the failure came after the rename, from the
+    /// directory sync): then the MANIFEST is kept, no later edit is
+    /// written, and the error is returned for the caller to keep (the
+    /// database opens from that MANIFEST next time).
     pub fn finish_apply(&mut self, pending: PendingEdit, written: Result<()>) -> Result<()> {
         self.apply_pending = false;
         self.descriptor_log = pending.log;
         if let Err(e) = written {
             if let Some(path) = pending.new_manifest {
                 self.descriptor_log = None;
-                let _ = self.options.fs.remove_file(&path);
+                if current_may_name(&*self.options.fs, &self.dir, pending.manifest_file_number) {
+                    self.manifest_failed = Some(format!("{}: {e}", path.display()));
+                } else {
+                    let _ = self.options.fs.remove_file(&path);
+                }
             }
             return Err(e);
         }

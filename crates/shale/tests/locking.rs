@@ -1,0 +1,165 @@
+//! The `LOCK` file keeps every other opener out of an open database: a
+//! second `Db::open` from another process, a program that locks the file
+//! the way LevelDB does (an `fcntl` write lock on the whole file), and a
+//! second open from this process under another spelling of the directory.
+//!
+//! The cross-process checks run this test binary again as a child process,
+//! told what to try through environment variables; its exit status is the
+//! answer.
+
+use std::fs::OpenOptions;
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use shale::{Db, Options};
+
+const CHILD_DIR: &str = "SHALE_LOCK_CHILD_DIR";
+const CHILD_MODE: &str = "SHALE_LOCK_CHILD_MODE";
+
+/// Exit statuses of the child.
+const REFUSED: i32 = 10;
+const GRANTED: i32 = 11;
+const UNCLEAR: i32 = 12;
+
+fn options() -> Options {
+    Options {
+        create_if_missing: true,
+        ..Default::default()
+    }
+}
+
+/// Tries to take an `fcntl` write lock on the whole of `path`, as LevelDB
+/// does: true if granted.
+fn fcntl_lock_granted(path: &Path) -> bool {
+    let file = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .expect("open LOCK");
+    // SAFETY: `flock` is a plain C struct; all-zero bytes are a valid value.
+    let mut request: libc::flock = unsafe { std::mem::zeroed() };
+    request.l_type = libc::F_WRLCK as libc::c_short;
+    request.l_whence = libc::SEEK_SET as libc::c_short;
+    // SAFETY: the descriptor is open and `request` outlives the call.
+    unsafe { libc::fcntl(file.as_raw_fd(), libc::F_SETLK, &request) == 0 }
+}
+
+/// The child's side: tries what `mode` says on the database in `dir` and
+/// exits with the outcome.
+fn child(dir: &Path, mode: &str) -> ! {
+    let code = match mode {
+        "open" => match Db::open(dir, options()) {
+            Ok(_) => GRANTED,
+            Err(e) if e.to_string().contains("LOCK") => REFUSED,
+            Err(e) => {
+                eprintln!("child open failed without naming LOCK: {e}");
+                UNCLEAR
+            }
+        },
+        "fcntl" => {
+            if fcntl_lock_granted(&dir.join("LOCK")) {
+                GRANTED
+            } else {
+                REFUSED
+            }
+        }
+        other => panic!("unknown child mode {other}"),
+    };
+    std::process::exit(code);
+}
+
+/// Runs test `name` of this binary as a child that tries `mode` on `dir`.
+fn run_child(name: &str, dir: &Path, mode: &str) -> i32 {
+    let status = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", name, "--nocapture", "--test-threads=1"])
+        .env(CHILD_DIR, dir)
+        .env(CHILD_MODE, mode)
+        .status()
+        .unwrap();
+    status.code().expect("the child exited")
+}
+
+fn child_request() -> Option<(PathBuf, String)> {
+    let dir = std::env::var_os(CHILD_DIR)?;
+    let mode = std::env::var(CHILD_MODE).ok()?;
+    Some((PathBuf::from(dir), mode))
+}
+
+#[test]
+fn another_process_cannot_open_a_locked_database() {
+    const NAME: &str = "another_process_cannot_open_a_locked_database";
+    if let Some((dir, mode)) = child_request() {
+        child(&dir, &mode);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let db = Db::open(&dir, options()).unwrap();
+    db.put(b"k", b"v").unwrap();
+    assert_eq!(run_child(NAME, &dir, "open"), REFUSED, "second Shale open");
+    drop(db);
+    assert_eq!(run_child(NAME, &dir, "open"), GRANTED, "open after close");
+}
+
+#[test]
+fn the_lock_is_the_one_leveldb_takes() {
+    const NAME: &str = "the_lock_is_the_one_leveldb_takes";
+    if let Some((dir, mode)) = child_request() {
+        child(&dir, &mode);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    let db = Db::open(&dir, options()).unwrap();
+    assert_eq!(
+        run_child(NAME, &dir, "fcntl"),
+        REFUSED,
+        "an fcntl write lock on LOCK was granted while the database is open"
+    );
+    drop(db);
+    assert_eq!(run_child(NAME, &dir, "fcntl"), GRANTED, "after close");
+
+    // A LevelDB-style holder keeps Shale out, too.
+    let lock = OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(dir.join("LOCK"))
+        .unwrap();
+    // The parent holds the fcntl lock now; the child must be refused.
+    // SAFETY: as in `fcntl_lock_granted`.
+    let mut request: libc::flock = unsafe { std::mem::zeroed() };
+    request.l_type = libc::F_WRLCK as libc::c_short;
+    request.l_whence = libc::SEEK_SET as libc::c_short;
+    // SAFETY: the descriptor is open and `request` outlives the call.
+    assert_eq!(
+        unsafe { libc::fcntl(lock.as_raw_fd(), libc::F_SETLK, &request) },
+        0
+    );
+    assert_eq!(run_child(NAME, &dir, "open"), REFUSED, "open under fcntl");
+    drop(lock);
+    assert_eq!(run_child(NAME, &dir, "open"), GRANTED, "open after unlock");
+}
+
+#[test]
+fn a_second_open_under_another_spelling_of_the_directory_fails() {
+    const NAME: &str = "a_second_open_under_another_spelling_of_the_directory_fails";
+    if let Some((dir, mode)) = child_request() {
+        child(&dir, &mode);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("db");
+    std::fs::create_dir_all(&dir).unwrap();
+    // The first open names the directory through `..`, before LOCK exists.
+    let roundabout = dir.join("..").join("db");
+    let db = Db::open(&roundabout, options()).unwrap();
+    for spelling in [dir.clone(), roundabout.clone()] {
+        match Db::open(&spelling, options()) {
+            Ok(_) => panic!("{} opened twice", spelling.display()),
+            Err(e) => assert!(e.to_string().contains("LOCK"), "{e}"),
+        }
+    }
+    // The refused opens did not release the lock the first one holds.
+    assert_eq!(run_child(NAME, &dir, "open"), REFUSED);
+    assert_eq!(run_child(NAME, &dir, "fcntl"), REFUSED);
+    drop(db);
+    Db::open(&dir, options()).unwrap();
+}
