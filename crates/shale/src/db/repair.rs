@@ -155,17 +155,28 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<()> {
                 let _ = archive(&path);
             }
             Err(_) => {
-                // Copy what can be read into a new table.
+                // Copy what can be read into a new table, which then takes
+                // the damaged table's place and number: level-0 lookups
+                // search higher numbers first, so a copy under a new, higher
+                // number would hide newer versions of its keys in other
+                // tables.
                 let new_number = next_number;
                 next_number = next_number.saturating_add(1);
-                if let Some(meta) =
-                    salvage_table(dir, options, &table_options, number, size, new_number)?
-                {
-                    max_sequence = max_sequence.max(meta.1);
-                    edit.new_files.push((0, meta.0));
-                }
+                let salvaged =
+                    salvage_table(dir, options, &table_options, number, size, new_number)?;
                 table_cache.evict(number);
-                let _ = archive(&path);
+                let original = if fs.exists(&path) {
+                    path.clone()
+                } else {
+                    crate::version::filename::sst_table_file_name(dir, number)
+                };
+                let _ = archive(&original);
+                if let Some((mut meta, seq)) = salvaged {
+                    fs.rename(&table_file_name(dir, new_number), &path)?;
+                    meta.number = number;
+                    max_sequence = max_sequence.max(seq);
+                    edit.new_files.push((0, meta));
+                }
             }
         }
     }
@@ -413,6 +424,44 @@ mod tests {
             assert_eq!(
                 db.get(k.as_bytes()).unwrap().as_deref(),
                 Some(&[b'v'; 40][..]),
+                "{k}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_salvaged_table_does_not_hide_newer_versions_in_other_tables() {
+        // Once the copy of a damaged table got a new number, higher than the
+        // tables holding newer data, and level-0 lookups searched it first.
+        let fs = MemFs::new();
+        let dir = Path::new("/db");
+        fs.create_dir_all(dir).unwrap();
+        let mut opts = TableOptions::new(Arc::new(InternalKeyComparator::new(Arc::new(
+            BytewiseComparator,
+        ))));
+        opts.compression = crate::CompressionType::None;
+        opts.block_size = 256;
+        let write = |number: u64, seq: u64, tag: u8, damage: bool| {
+            let path = table_file_name(dir, number);
+            let mut b = TableBuilder::new(opts.clone(), fs.new_writable_file(&path).unwrap());
+            for i in 0..50u64 {
+                let k = InternalKey::new(format!("k{i:03}").as_bytes(), seq + i, ValueType::Value);
+                b.add(k.encoded(), &[tag; 40]).unwrap();
+            }
+            b.finish().unwrap();
+            if damage {
+                fs.corrupt_byte(&path, 10, 0xee).unwrap();
+            }
+        };
+        write(5, 1, b'o', true); // old versions, first block damaged
+        write(6, 100, b'n', false); // newer versions of the same keys
+        repair(dir, &options(&fs)).unwrap();
+        let db = Db::open(dir, options(&fs)).unwrap();
+        for i in 0..50 {
+            let k = format!("k{i:03}");
+            assert_eq!(
+                db.get(k.as_bytes()).unwrap().as_deref(),
+                Some(&[b'n'; 40][..]),
                 "{k}"
             );
         }
