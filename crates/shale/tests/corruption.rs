@@ -80,8 +80,8 @@ use std::time::Duration;
 
 use shale::{BloomFilterPolicy, CompressionType, Db, Error, Options, ReadOptions, WriteBatch};
 use support::{
-    contents, contents_reverse, copy_dir, files_named, log_fragments, run_guarded, TableLayout,
-    FOOTER_LEN, LOG_HEADER,
+    contents, contents_reverse, copy_dir, files_named, log_fragments, run_guarded, scratch_dir,
+    TableLayout, FOOTER_LEN, LOG_HEADER,
 };
 
 type Model = BTreeMap<Vec<u8>, Vec<u8>>;
@@ -285,18 +285,6 @@ fn build() -> Fixture {
         history: b.history,
         tables,
     }
-}
-
-/// A temporary directory, in memory-backed `/dev/shm` when there is one
-/// (the cases' many fsyncs are then cheap; the file system is still POSIX).
-fn scratch_dir() -> tempfile::TempDir {
-    let shm = Path::new("/dev/shm");
-    if shm.is_dir() {
-        if let Ok(d) = tempfile::tempdir_in(shm) {
-            return d;
-        }
-    }
-    tempfile::tempdir().unwrap()
 }
 
 fn fixture() -> &'static Fixture {

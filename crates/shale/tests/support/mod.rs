@@ -415,6 +415,18 @@ pub fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
+/// A temporary directory, in memory-backed `/dev/shm` when there is one
+/// (the cases' many fsyncs are then cheap; the file system is still POSIX).
+pub fn scratch_dir() -> tempfile::TempDir {
+    let shm = Path::new("/dev/shm");
+    if shm.is_dir() {
+        if let Ok(d) = tempfile::tempdir_in(shm) {
+            return d;
+        }
+    }
+    tempfile::tempdir().unwrap()
+}
+
 /// This process's peak resident set size in bytes (VmHWM).
 pub fn peak_rss() -> u64 {
     proc_status_kb("VmHWM:") * 1024
