@@ -29,9 +29,10 @@
 //!    * damage to the log with `paranoid_checks` off drops the damaged
 //!      records (and whatever else its 32 KiB block held), so a key the log
 //!      alone held may show its state before the log: "log loss";
-//!    * a log or MANIFEST that is cut short or zero-filled reads as a torn
-//!      append or never-written preallocated space, even with
-//!      `paranoid_checks` on: the log gives "log loss"; the MANIFEST loses
+//!    * a log or MANIFEST that is cut short or zero-filled, or whose
+//!      fragment length field is changed (it may then claim bytes past the
+//!      end of the file), reads as a torn append or never-written
+//!      preallocated space, even with `paranoid_checks` on: the log gives "log loss"; the MANIFEST loses
 //!      its edits from the damage on, so a key may show any state it ever
 //!      had: "history loss". (A flipped byte in the MANIFEST is a checksum
 //!      failure and must fail the open.)
@@ -363,7 +364,11 @@ impl Damage {
 
     /// The silent loss rule 4 allows for this damage.
     fn allowance(&self, paranoid: bool) -> Allowance {
-        let torn = matches!(self.mode, Mode::Zero | Mode::Truncate);
+        // A fragment header's length field (bytes 4 and 5) changed to claim
+        // more than the file holds reads as a torn last write too.
+        let header = self.region_end - self.region_start == LOG_HEADER as u64;
+        let length_field = header && (4..6).contains(&(self.at - self.region_start));
+        let torn = matches!(self.mode, Mode::Zero | Mode::Truncate) || length_field;
         match self.region {
             Region::Log if torn || !paranoid => Allowance::LogLoss,
             Region::Manifest if torn => Allowance::HistoryLoss,
