@@ -425,5 +425,5 @@ fn one_sequence_many_option_sets() {
 #[test]
 #[ignore = "long: cargo test --release -p shale --test metamorphic -- --ignored --nocapture"]
 fn one_sequence_many_option_sets_long() {
-    seeds(100..160, 20_000, 5);
+    seeds(100..120, 20_000, 5);
 }
