@@ -8,6 +8,7 @@
 //! `lost/`, never deleted. Data in damaged parts of files is lost, as little
 //! else as possible.
 
+use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -21,6 +22,7 @@ use crate::keys::{parse_internal_key, InternalKey, InternalKeyComparator};
 use crate::log;
 use crate::memtable::MemTable;
 use crate::options::Options;
+use crate::sstable::format::{read_block, BlockHandle, Footer, FOOTER_ENCODED_LENGTH};
 use crate::sstable::{TableBuilder, TableOptions};
 use crate::version::edit::{FileMetaData, VersionEdit};
 use crate::version::filename::{
@@ -153,23 +155,28 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<()> {
                 let _ = archive(&path);
             }
             Err(_) => {
-                // Copy what can be read into a new table.
+                // Copy what can be read into a new table, which then takes
+                // the damaged table's place and number: level-0 lookups
+                // search higher numbers first, so a copy under a new, higher
+                // number would hide newer versions of its keys in other
+                // tables.
                 let new_number = next_number;
                 next_number = next_number.saturating_add(1);
-                if let Some(meta) = salvage_table(
-                    dir,
-                    options,
-                    &table_options,
-                    &table_cache,
-                    number,
-                    size,
-                    new_number,
-                )? {
-                    max_sequence = max_sequence.max(meta.1);
-                    edit.new_files.push((0, meta.0));
-                }
+                let salvaged =
+                    salvage_table(dir, options, &table_options, number, size, new_number)?;
                 table_cache.evict(number);
-                let _ = archive(&path);
+                let original = if fs.exists(&path) {
+                    path.clone()
+                } else {
+                    crate::version::filename::sst_table_file_name(dir, number)
+                };
+                let _ = archive(&original);
+                if let Some((mut meta, seq)) = salvaged {
+                    fs.rename(&table_file_name(dir, new_number), &path)?;
+                    meta.number = number;
+                    max_sequence = max_sequence.max(seq);
+                    edit.new_files.push((0, meta));
+                }
             }
         }
     }
@@ -233,19 +240,42 @@ fn scan_table(
 }
 
 /// Copies the readable entries of a damaged table to table `new_number`.
+///
+/// The table is read block by block rather than through a table iterator,
+/// which stops at its first error: a damaged data block loses only its own
+/// entries (those before the damage in it are kept), and the blocks after it
+/// are still copied. A table whose footer or index cannot be read yields
+/// nothing, as its blocks cannot be found.
 fn salvage_table(
     dir: &Path,
     options: &Options,
     table_options: &TableOptions,
-    tc: &TableCache,
     number: u64,
     size: u64,
     new_number: u64,
 ) -> Result<Option<(FileMetaData, u64)>> {
-    let Ok(table) = tc.table(number, size) else {
+    let mut path = table_file_name(dir, number);
+    if !options.fs.exists(&path) {
+        path = crate::version::filename::sst_table_file_name(dir, number);
+    }
+    let Ok(file) = options.fs.new_random_access_file(&path) else {
         return Ok(None);
     };
-    let mut it = table.iter(true, false);
+    let Some(footer_at) = size.checked_sub(FOOTER_ENCODED_LENGTH as u64) else {
+        return Ok(None);
+    };
+    let mut footer = [0u8; FOOTER_ENCODED_LENGTH];
+    if !matches!(file.read_at(footer_at, &mut footer), Ok(n) if n == footer.len()) {
+        return Ok(None);
+    }
+    let Ok(footer) = Footer::decode(&footer) else {
+        return Ok(None);
+    };
+    let Ok(index) = read_block(&*file, size, &footer.index_handle, true) else {
+        return Ok(None);
+    };
+    let cmp = table_options.comparator.clone();
+    let mut index = Arc::new(index).iter(cmp.clone());
     let mut builder = TableBuilder::new(
         table_options.clone(),
         options
@@ -255,22 +285,31 @@ fn salvage_table(
     let mut smallest = None;
     let mut largest = Vec::new();
     let mut max_seq = 0;
-    it.seek_to_first();
-    while it.valid() {
-        let key = it.key();
-        // Entries the builder would refuse (out of order) are dropped too.
-        let in_order = smallest.is_none()
-            || table_options.comparator.compare(&largest, key) == std::cmp::Ordering::Less;
-        if let (Some(p), true) = (parse_internal_key(key), in_order) {
-            max_seq = max_seq.max(p.sequence);
-            if smallest.is_none() {
-                smallest = Some(key.to_vec());
+    index.seek_to_first();
+    while index.valid() {
+        let block = BlockHandle::decode_from(&mut &index.value()[..])
+            .and_then(|handle| read_block(&*file, size, &handle, true));
+        index.next();
+        let Ok(block) = block else { continue };
+        let mut it = Arc::new(block).iter(cmp.clone());
+        it.seek_to_first();
+        // Entries up to a damaged one are kept; the rest of the block is not
+        // readable.
+        while it.valid() {
+            let key = it.key();
+            // Entries the builder would refuse (out of order) are dropped too.
+            let in_order = smallest.is_none() || cmp.compare(&largest, key) == Ordering::Less;
+            if let (Some(p), true) = (parse_internal_key(key), in_order) {
+                max_seq = max_seq.max(p.sequence);
+                if smallest.is_none() {
+                    smallest = Some(key.to_vec());
+                }
+                largest.clear();
+                largest.extend_from_slice(key);
+                builder.add(key, it.value())?;
             }
-            largest.clear();
-            largest.extend_from_slice(key);
-            builder.add(key, it.value())?;
+            it.next();
         }
-        it.next();
     }
     match smallest {
         None => {
@@ -354,6 +393,78 @@ mod tests {
         write_file_sync(&fs, &log_file_name(dir, 3), &log_of(&[batch(1, b"k")])).unwrap();
         write_file_sync(&fs, &log_file_name(dir, u64::MAX), b"").unwrap();
         repair(dir, &options(&fs)).unwrap();
+    }
+
+    #[test]
+    fn repair_keeps_the_blocks_after_a_damaged_one() {
+        // Once the salvage copied entries through a table iterator, which
+        // stops at its first error: every block after a damaged one was lost.
+        let fs = MemFs::new();
+        let dir = Path::new("/db");
+        fs.create_dir_all(dir).unwrap();
+        let mut opts = TableOptions::new(Arc::new(InternalKeyComparator::new(Arc::new(
+            BytewiseComparator,
+        ))));
+        opts.compression = crate::CompressionType::None;
+        opts.block_size = 256;
+        let path = table_file_name(dir, 5);
+        let mut b = TableBuilder::new(opts, fs.new_writable_file(&path).unwrap());
+        for i in 0..100u64 {
+            let k = InternalKey::new(format!("k{i:03}").as_bytes(), i + 1, ValueType::Value);
+            b.add(k.encoded(), &[b'v'; 40]).unwrap();
+        }
+        b.finish().unwrap();
+        // A byte inside the first data block, which starts the file.
+        fs.corrupt_byte(&path, 10, 0xee).unwrap();
+        repair(dir, &options(&fs)).unwrap();
+        let db = Db::open(dir, options(&fs)).unwrap();
+        assert_eq!(db.get(b"k000").unwrap(), None, "in the damaged block");
+        for i in 10..100 {
+            let k = format!("k{i:03}");
+            assert_eq!(
+                db.get(k.as_bytes()).unwrap().as_deref(),
+                Some(&[b'v'; 40][..]),
+                "{k}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_salvaged_table_does_not_hide_newer_versions_in_other_tables() {
+        // Once the copy of a damaged table got a new number, higher than the
+        // tables holding newer data, and level-0 lookups searched it first.
+        let fs = MemFs::new();
+        let dir = Path::new("/db");
+        fs.create_dir_all(dir).unwrap();
+        let mut opts = TableOptions::new(Arc::new(InternalKeyComparator::new(Arc::new(
+            BytewiseComparator,
+        ))));
+        opts.compression = crate::CompressionType::None;
+        opts.block_size = 256;
+        let write = |number: u64, seq: u64, tag: u8, damage: bool| {
+            let path = table_file_name(dir, number);
+            let mut b = TableBuilder::new(opts.clone(), fs.new_writable_file(&path).unwrap());
+            for i in 0..50u64 {
+                let k = InternalKey::new(format!("k{i:03}").as_bytes(), seq + i, ValueType::Value);
+                b.add(k.encoded(), &[tag; 40]).unwrap();
+            }
+            b.finish().unwrap();
+            if damage {
+                fs.corrupt_byte(&path, 10, 0xee).unwrap();
+            }
+        };
+        write(5, 1, b'o', true); // old versions, first block damaged
+        write(6, 100, b'n', false); // newer versions of the same keys
+        repair(dir, &options(&fs)).unwrap();
+        let db = Db::open(dir, options(&fs)).unwrap();
+        for i in 0..50 {
+            let k = format!("k{i:03}");
+            assert_eq!(
+                db.get(k.as_bytes()).unwrap().as_deref(),
+                Some(&[b'n'; 40][..]),
+                "{k}"
+            );
+        }
     }
 
     #[test]

@@ -1,0 +1,429 @@
+//! Metamorphic model test: one random sequence of operations (puts,
+//! deletes, batches, gets, seeks and walks in both directions, snapshots
+//! and reads through them, `compact_range`, reopens, and crash-reopens) is
+//! run against a `BTreeMap` model under several random option sets that
+//! vary every option axis (write buffer, table and block sizes at their
+//! real minimums and above, restart interval, compression, filter, block
+//! cache none / tiny / small, `paranoid_checks`, `reuse_logs`,
+//! `max_open_files`). Every read is checked against the model as it
+//! happens, and the reads' observations of all option sets must be
+//! identical.
+//!
+//! A crash-reopen copies the files as they are (everything the engine has
+//! handed to the file system, as after a process crash) to a new `MemFs`,
+//! leaks the open database without closing it, and opens the copy: every
+//! acknowledged write must be there.
+//!
+//! The seed is printed on failure; `SHALE_METAMORPHIC_SEED=<n>` replays one.
+//! Long version:
+//!
+//! ```text
+//! cargo test --release -p shale --test metamorphic -- --ignored --nocapture
+//! ```
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Arc;
+
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+use shale::env::{FileSystem, MemFs};
+use shale::{
+    BloomFilterPolicy, Cache, CompressionType, Db, Options, ReadOptions, Snapshot, WriteBatch,
+};
+use support::{Cursor, Move};
+
+type Model = BTreeMap<Vec<u8>, Vec<u8>>;
+type Entry = Option<(Vec<u8>, Vec<u8>)>;
+
+const DIR: &str = "/meta";
+
+/// One operation of a sequence.
+#[derive(Clone, Debug)]
+enum Op {
+    Put(Vec<u8>, Vec<u8>),
+    Delete(Vec<u8>),
+    Batch(Vec<(Vec<u8>, Option<Vec<u8>>)>),
+    Get(Vec<u8>),
+    /// Seek to the key (or first/last), then step: true next, false prev.
+    Walk {
+        snapshot: Option<usize>,
+        start: Start,
+        steps: Vec<bool>,
+    },
+    SnapshotGet(usize, Vec<u8>),
+    TakeSnapshot,
+    ReleaseSnapshot(usize),
+    Compact(Option<Vec<u8>>, Option<Vec<u8>>),
+    Reopen,
+    CrashReopen,
+}
+
+#[derive(Clone, Debug)]
+enum Start {
+    First,
+    Last,
+    Seek(Vec<u8>),
+}
+
+/// What a read saw, recorded to compare option sets.
+#[derive(Debug, PartialEq, Eq)]
+enum Observation {
+    Get(Option<Vec<u8>>),
+    Walk(Vec<Entry>),
+}
+
+fn key(rng: &mut StdRng) -> Vec<u8> {
+    // Mostly a small key space (many overwrites), sometimes long keys.
+    let n = rng.gen_range(0..600);
+    if rng.gen_bool(0.02) {
+        format!("k{n:04}{}", "x".repeat(rng.gen_range(100..2000))).into_bytes()
+    } else {
+        format!("k{n:04}").into_bytes()
+    }
+}
+
+fn value(rng: &mut StdRng) -> Vec<u8> {
+    let len = if rng.gen_bool(0.03) {
+        rng.gen_range(2000..40_000)
+    } else {
+        rng.gen_range(0..150)
+    };
+    let seed: u8 = rng.gen();
+    (0..len)
+        .map(|i| seed.wrapping_add((i % 97) as u8))
+        .collect()
+}
+
+/// A random sequence of `steps` operations.
+fn operations(rng: &mut StdRng, steps: usize) -> Vec<Op> {
+    (0..steps)
+        .map(|_| match rng.gen_range(0..100) {
+            0..=39 => Op::Put(key(rng), value(rng)),
+            40..=51 => Op::Delete(key(rng)),
+            52..=59 => Op::Batch(
+                (0..rng.gen_range(1..30))
+                    .map(|_| (key(rng), rng.gen_bool(0.7).then(|| value(rng))))
+                    .collect(),
+            ),
+            60..=69 => Op::Get(key(rng)),
+            70..=79 => Op::Walk {
+                snapshot: rng.gen_bool(0.3).then(|| rng.gen_range(0..3)),
+                start: match rng.gen_range(0..4) {
+                    0 => Start::First,
+                    1 => Start::Last,
+                    _ => Start::Seek(key(rng)),
+                },
+                steps: (0..rng.gen_range(0..30))
+                    .map(|_| rng.gen_bool(0.6))
+                    .collect(),
+            },
+            80..=84 => Op::SnapshotGet(rng.gen_range(0..3), key(rng)),
+            85..=88 => Op::TakeSnapshot,
+            89..=90 => Op::ReleaseSnapshot(rng.gen_range(0..3)),
+            91..=94 => {
+                let (a, b) = (key(rng), key(rng));
+                let (a, b) = if a <= b { (a, b) } else { (b, a) };
+                Op::Compact(
+                    rng.gen_bool(0.8).then_some(a),
+                    rng.gen_bool(0.8).then_some(b),
+                )
+            }
+            95..=97 => Op::Reopen,
+            _ => Op::CrashReopen,
+        })
+        .collect()
+}
+
+/// A random option set; every axis varies, sizes include their minimums.
+fn random_options(rng: &mut StdRng, fs: &MemFs) -> Options {
+    Options {
+        create_if_missing: true,
+        fs: Arc::new(fs.clone()),
+        write_buffer_size: [64 << 10, 100 << 10, 1 << 20][rng.gen_range(0..3)],
+        max_file_size: [1 << 20, 2 << 20][rng.gen_range(0..2)],
+        block_size: [1 << 10, 4 << 10, 32 << 10][rng.gen_range(0..3)],
+        block_restart_interval: [1, 2, 16, 64][rng.gen_range(0..4)],
+        compression: if rng.gen() {
+            CompressionType::None
+        } else {
+            CompressionType::Snappy
+        },
+        filter_policy: match rng.gen_range(0..3) {
+            0 => None,
+            1 => Some(Arc::new(BloomFilterPolicy::new(1))),
+            _ => Some(Arc::new(BloomFilterPolicy::new(10))),
+        },
+        block_cache: match rng.gen_range(0..3) {
+            0 => None,
+            1 => Some(Cache::new(1)),
+            _ => Some(Cache::new(64 << 10)),
+        },
+        paranoid_checks: rng.gen(),
+        reuse_logs: rng.gen(),
+        max_open_files: [74, 1000][rng.gen_range(0..2)],
+        ..Default::default()
+    }
+}
+
+/// The model's answer to a walk (the cursor does not move once invalid).
+fn model_walk(model: &Model, start: &Start, steps: &[bool]) -> Vec<Entry> {
+    use std::ops::Bound::{Excluded, Unbounded};
+    let entry = |k: Option<&Vec<u8>>| k.map(|k| (k.clone(), model[k].clone()));
+    let mut pos = match start {
+        Start::First => entry(model.keys().next()),
+        Start::Last => entry(model.keys().next_back()),
+        Start::Seek(k) => entry(model.range(k.clone()..).next().map(|(k, _)| k)),
+    };
+    let mut out = vec![pos.clone()];
+    for &forward in steps {
+        if let Some((k, _)) = &pos {
+            pos = if forward {
+                entry(
+                    model
+                        .range::<Vec<u8>, _>((Excluded(k.clone()), Unbounded))
+                        .next()
+                        .map(|(k, _)| k),
+                )
+            } else {
+                entry(
+                    model
+                        .range::<Vec<u8>, _>(..k.clone())
+                        .next_back()
+                        .map(|(k, _)| k),
+                )
+            };
+        }
+        out.push(pos.clone());
+    }
+    out
+}
+
+fn db_walk(db: &Db, snap: Option<&Snapshot>, start: &Start, steps: &[bool]) -> Vec<Entry> {
+    let opts = ReadOptions {
+        snapshot: snap,
+        ..Default::default()
+    };
+    let mut c = Cursor::new(db, &opts);
+    let mut out = vec![c.step(match start {
+        Start::First => Move::First,
+        Start::Last => Move::Last,
+        Start::Seek(k) => Move::Seek(k),
+    })];
+    for &forward in steps {
+        out.push(c.step(if forward { Move::Next } else { Move::Prev }));
+    }
+    c.status().unwrap();
+    out
+}
+
+/// Copies every file of `dir` in `from` to a new file system, as a process
+/// crash leaves them. The copy is retried until CURRENT and the MANIFEST
+/// are the same before and after it, so that it holds one version's files
+/// even while the background thread works.
+fn crash_copy(from: &MemFs) -> MemFs {
+    let dir = Path::new(DIR);
+    let read = |name: &str| -> Option<Vec<u8>> {
+        let mut f = from.new_sequential_file(&dir.join(name)).ok()?;
+        let mut out = Vec::new();
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            match f.read(&mut buf).ok()? {
+                0 => return Some(out),
+                n => out.extend_from_slice(&buf[..n]),
+            }
+        }
+    };
+    let descriptor = || {
+        let current = read("CURRENT").unwrap_or_default();
+        let manifest = read(String::from_utf8_lossy(&current).trim_end());
+        (current, manifest)
+    };
+    loop {
+        let before = descriptor();
+        let to = MemFs::new();
+        to.create_dir_all(dir).unwrap();
+        for name in from.children(dir).unwrap() {
+            if name == "LOCK" {
+                continue;
+            }
+            if let Some(data) = read(&name) {
+                let mut f = to.new_writable_file(&dir.join(&name)).unwrap();
+                f.append(&data).unwrap();
+                f.close().unwrap();
+            }
+        }
+        if descriptor() == before {
+            return to;
+        }
+    }
+}
+
+/// Runs `ops` under `opts`, checking every read against the model, and
+/// returns what the reads observed.
+fn run(ops: &[Op], mut opts: Options, fs: MemFs, context: &str) -> Vec<Observation> {
+    let mut fs = fs;
+    let mut db = Some(Db::open(DIR, opts.clone()).unwrap());
+    let mut model = Model::new();
+    let mut snapshots: Vec<(Snapshot, Model)> = Vec::new();
+    let mut seen = Vec::new();
+    for (step, op) in ops.iter().enumerate() {
+        let d = db.as_ref().unwrap();
+        let at = || format!("step {step} ({op:?}), {context}");
+        match op {
+            Op::Put(k, v) => {
+                d.put(k, v).unwrap();
+                model.insert(k.clone(), v.clone());
+            }
+            Op::Delete(k) => {
+                d.delete(k).unwrap();
+                model.remove(k);
+            }
+            Op::Batch(updates) => {
+                let mut b = WriteBatch::new();
+                for (k, v) in updates {
+                    match v {
+                        Some(v) => {
+                            b.put(k, v).unwrap();
+                            model.insert(k.clone(), v.clone());
+                        }
+                        None => {
+                            b.delete(k).unwrap();
+                            model.remove(k);
+                        }
+                    }
+                }
+                d.write(&Default::default(), &b).unwrap();
+            }
+            Op::Get(k) => {
+                let got = d.get(k).unwrap();
+                assert!(
+                    got == model.get(k).cloned(),
+                    "get differs from the model at {}",
+                    at()
+                );
+                seen.push(Observation::Get(got));
+            }
+            Op::SnapshotGet(i, k) => {
+                if let Some((s, m)) = snapshots.get(*i) {
+                    let r = ReadOptions {
+                        snapshot: Some(s),
+                        ..Default::default()
+                    };
+                    let got = d.get_with(&r, k).unwrap();
+                    assert!(got == m.get(k).cloned(), "snapshot get differs at {}", at());
+                    seen.push(Observation::Get(got));
+                }
+            }
+            Op::Walk {
+                snapshot,
+                start,
+                steps,
+            } => {
+                let (snap, m) = match snapshot.and_then(|i| snapshots.get(i)) {
+                    Some((s, m)) => (Some(s), m),
+                    None => (None, &model),
+                };
+                let got = db_walk(d, snap, start, steps);
+                assert!(
+                    got == model_walk(m, start, steps),
+                    "walk differs from the model at {}",
+                    at()
+                );
+                seen.push(Observation::Walk(got));
+            }
+            Op::TakeSnapshot => {
+                if snapshots.len() < 3 {
+                    snapshots.push((d.snapshot(), model.clone()));
+                }
+            }
+            Op::ReleaseSnapshot(i) => {
+                if *i < snapshots.len() {
+                    snapshots.remove(*i);
+                }
+            }
+            Op::Compact(a, b) => d.compact_range(a.as_deref(), b.as_deref()).unwrap(),
+            Op::Reopen => {
+                snapshots.clear();
+                // The old handle is closed (and its lock released) first.
+                drop(db.take());
+                db = Some(
+                    Db::open(DIR, opts.clone())
+                        .unwrap_or_else(|e| panic!("reopen: {e} at {}", at())),
+                );
+            }
+            Op::CrashReopen => {
+                snapshots.clear();
+                let copy = crash_copy(&fs);
+                // The crashed process never closes its database.
+                std::mem::forget(db.take());
+                fs = copy;
+                opts.fs = Arc::new(fs.clone());
+                db = Some(
+                    Db::open(DIR, opts.clone())
+                        .unwrap_or_else(|e| panic!("crash reopen: {e} at {}", at())),
+                );
+            }
+        }
+    }
+    let d = db.as_ref().unwrap();
+    let all = support::contents(d, &ReadOptions::default()).unwrap();
+    let expected: Vec<(Vec<u8>, Vec<u8>)> = model.into_iter().collect();
+    assert!(
+        all == expected,
+        "final contents differ from the model, {context}"
+    );
+    seen
+}
+
+/// Runs one seed's sequence under `option_sets` random option sets and
+/// compares their observations.
+fn check_seed(seed: u64, steps: usize, option_sets: usize) {
+    let mut rng = StdRng::seed_from_u64(seed);
+    let ops = operations(&mut rng, steps);
+    let mut first: Option<(String, Vec<Observation>)> = None;
+    for set in 0..option_sets {
+        let fs = MemFs::new();
+        let opts = random_options(&mut rng, &fs);
+        let context = format!("seed {seed}, option set {set}: {opts:?}");
+        let seen = run(&ops, opts, fs, &context);
+        match &first {
+            None => first = Some((context, seen)),
+            Some((c0, s0)) => {
+                if let Some(i) = s0.iter().zip(&seen).position(|(a, b)| a != b) {
+                    panic!("observation {i} differs between {c0} and {context}");
+                }
+                assert_eq!(s0.len(), seen.len(), "{c0} vs {context}");
+            }
+        }
+    }
+}
+
+fn seeds(default: std::ops::Range<u64>, steps: usize, option_sets: usize) {
+    let seeds: Vec<u64> = match std::env::var("SHALE_METAMORPHIC_SEED") {
+        Ok(s) => vec![s.parse().expect("SHALE_METAMORPHIC_SEED must be a number")],
+        Err(_) => default.collect(),
+    };
+    for seed in seeds {
+        let r = std::panic::catch_unwind(|| check_seed(seed, steps, option_sets));
+        if let Err(e) = r {
+            eprintln!(
+                "metamorphic test failed with seed {seed} (replay: SHALE_METAMORPHIC_SEED={seed})"
+            );
+            std::panic::resume_unwind(e);
+        }
+    }
+}
+
+#[test]
+fn one_sequence_many_option_sets() {
+    seeds(1..4, 1500, 3);
+}
+
+#[test]
+#[ignore = "long: cargo test --release -p shale --test metamorphic -- --ignored --nocapture"]
+fn one_sequence_many_option_sets_long() {
+    seeds(100..120, 20_000, 5);
+}
