@@ -999,7 +999,6 @@ fn exhaustive_damage_of_every_file() {
 /// damaged; skipping it silently would lose `b` and leave its table to be
 /// deleted as obsolete.
 #[test]
-#[ignore = "fails until MANIFEST recovery (version/set.rs, VersionSet::recover) treats a record the log reader reports as damaged as corruption instead of skipping it"]
 fn a_damaged_manifest_record_fails_the_open() {
     for paranoid in [false, true] {
         let dir = scratch_dir();

@@ -7,9 +7,9 @@
 //! directory that belongs to the database; an edit is durable (synced) before
 //! the version it describes is installed.
 
+use parking_lot::Mutex;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use crate::compaction::Compaction;
@@ -325,16 +325,31 @@ impl VersionSet {
         let mut next_file = None;
         let mut last_sequence = None;
 
-        // Whether the reader skipped damage, and where the last record ends:
-        // appending to the MANIFEST is only safe if it ends cleanly.
-        let damaged = Arc::new(AtomicBool::new(false));
-        let flag = damaged.clone();
-        let reporter: log::Reporter = Box::new(move |_, _| flag.store(true, Ordering::Relaxed));
+        // The first damage the reader reports. Every record of a MANIFEST
+        // was synced before the database relied on it, so a damaged record
+        // (a checksum mismatch, a bad length, a fragment out of place) is
+        // lost history, not a torn write: skipping it could drop a table
+        // from the version and leave it to be deleted as obsolete. The open
+        // fails instead, naming the file and offset, as LevelDB's does. (A
+        // record cut short by the end of the file is a write that never
+        // completed, so never synced; the reader drops it without a report.)
+        let damage: Arc<Mutex<Option<Error>>> = Arc::new(Mutex::new(None));
+        let first = damage.clone();
+        let reporter: log::Reporter = Box::new(move |_, error| {
+            let mut slot = first.lock();
+            if slot.is_none() {
+                *slot = Some(error.duplicate());
+            }
+        });
         let mut reader = log::Reader::new(file, manifest_path.clone(), Some(reporter), true, 0);
         let mut scratch = Vec::new();
         let mut end_of_records = 0;
         loop {
-            let (edit, len) = match reader.read_record(&mut scratch)? {
+            let next = reader.read_record(&mut scratch)?;
+            if let Some(error) = damage.lock().take() {
+                return Err(error);
+            }
+            let (edit, len) = match next {
                 None => break,
                 Some(record) => (VersionEdit::decode(record), record.len()),
             };
@@ -391,8 +406,7 @@ impl VersionSet {
         self.log_number = log_number;
         self.prev_log_number = prev_log_number;
 
-        let clean_end = !damaged.load(Ordering::Relaxed)
-            && fs.file_size(&manifest_path).ok() == Some(end_of_records);
+        let clean_end = fs.file_size(&manifest_path).ok() == Some(end_of_records);
         if clean_end && self.reuse_manifest(manifest_name, end_of_records) {
             self.next_file_number = self.next_file_number.max(next_file);
             return Ok(false);
