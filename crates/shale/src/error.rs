@@ -73,7 +73,7 @@ impl Error {
 
     /// A corruption found in bytes whose file is not known at the point of decoding;
     /// callers that know the file wrap it with [`Error::in_file`].
-    pub fn bad_data(reason: impl fmt::Display) -> Error {
+    pub(crate) fn bad_data(reason: impl fmt::Display) -> Error {
         Error::Corruption {
             file: PathBuf::new(),
             offset: None,
@@ -90,7 +90,7 @@ impl Error {
     }
 
     /// Fills in the file (and offset, when not yet known) of a corruption error.
-    pub fn in_file(self, file: &std::path::Path, at: Option<u64>) -> Error {
+    pub(crate) fn in_file(self, file: &std::path::Path, at: Option<u64>) -> Error {
         match self {
             Error::Corruption {
                 file: f,
@@ -116,7 +116,7 @@ impl Error {
     }
 
     /// A copy of this error for handing to several waiters (I/O sources are not `Clone`).
-    pub fn duplicate(&self) -> Error {
+    pub(crate) fn duplicate(&self) -> Error {
         match self {
             Error::NotFound(s) => Error::NotFound(s.clone()),
             Error::Corruption {

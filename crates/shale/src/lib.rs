@@ -48,29 +48,33 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 #![warn(missing_docs)]
 
-pub mod batch;
-pub mod cache;
-pub mod compaction;
-pub mod comparator;
-pub mod db;
+// The engine's modules are private: an item declared `pub` inside them is
+// visible to the rest of the crate only, unless it is re-exported below (the
+// public API) or by `internals` (for the crate's own tests, fuzz targets and
+// benchmark). A `pub` there is what lets `internals` re-export it.
+mod batch;
+mod cache;
+mod compaction;
+mod comparator;
+mod db;
 pub mod env;
-pub mod error;
-pub mod filter_policy;
-#[doc(hidden)]
-pub mod fuzzing;
-pub mod iterator;
-pub mod keys;
-pub mod log;
-pub mod memtable;
-pub mod options;
-pub mod snapshot;
-pub mod sstable;
+mod error;
+mod filter_policy;
+#[cfg(feature = "internals")]
+mod fuzzing;
+mod iterator;
+mod keys;
+mod log;
+mod memtable;
+mod options;
+mod snapshot;
+mod sstable;
 #[cfg(test)]
 pub(crate) mod testutil;
-pub mod util;
-pub mod version;
+mod util;
+mod version;
 
-pub use batch::WriteBatch;
+pub use batch::{BatchOp, Iter as BatchIter, WriteBatch};
 pub use cache::Cache;
 pub use comparator::{BytewiseComparator, Comparator};
 pub use db::{destroy, repair, Db, DbIter};
@@ -79,3 +83,38 @@ pub use filter_policy::FilterPolicy;
 pub use options::{CompressionType, Options, ReadOptions, WriteOptions};
 pub use snapshot::Snapshot;
 pub use sstable::bloom::BloomFilterPolicy;
+
+/// The engine's inner parts, for Shale's own tests, fuzz targets and
+/// benchmark: not part of the public API, and free to change in any release.
+///
+/// It exists only with the cargo feature `internals`, off by default, so
+/// that no user reaches it by accident (a `#[doc(hidden)]` module would be
+/// one `use` away from every user, and its items would look like API). The
+/// crate's integration tests turn the feature on through a dev-dependency
+/// on the crate itself; `fuzz/` and `shale-bench` name it in their
+/// dependency on `shale`.
+///
+/// It re-exports exactly what those users need: the log writer, version
+/// edits and file names (to build damaged or hand-made databases), the
+/// table, block and filter builders and internal keys (to build the fuzz
+/// corpus), the fuzz target bodies, and the CRC-32C the benchmark measures.
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod internals {
+    pub use crate::batch::{MAX_KEY_LEN, MAX_VALUE_LEN};
+    /// The bodies of the fuzz targets (see `fuzz/` and `tests/fuzz_corpus.rs`).
+    pub mod fuzzing {
+        pub use crate::fuzzing::*;
+    }
+    pub use crate::iterator::InternalIterator;
+    pub use crate::keys::{InternalKey, InternalKeyComparator, ValueType, MAX_SEQUENCE_NUMBER};
+    pub use crate::log::Writer as LogWriter;
+    pub use crate::sstable::block_builder::BlockBuilder;
+    pub use crate::sstable::filter_block::FilterBlockBuilder;
+    pub use crate::sstable::{Table, TableBuilder, TableOptions};
+    pub use crate::util::crc::value as crc32c;
+    pub use crate::version::edit::VersionEdit;
+    pub use crate::version::filename::{
+        descriptor_file_name, parse_file_name, set_current_file, table_file_name, FileType,
+    };
+}

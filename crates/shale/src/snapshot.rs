@@ -61,7 +61,7 @@ pub struct Snapshot {
 
 impl Snapshot {
     /// The sequence number this snapshot reads at.
-    pub fn sequence(&self) -> SequenceNumber {
+    pub fn sequence(&self) -> u64 {
         self.sequence
     }
 

@@ -5,8 +5,8 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use shale::batch::{MAX_KEY_LEN, MAX_VALUE_LEN};
 use shale::env::{FileSystem, MemFs};
+use shale::internals::{MAX_KEY_LEN, MAX_VALUE_LEN};
 use shale::{Cache, Comparator, Db, Error, Options, ReadOptions, WriteBatch, WriteOptions};
 
 const DIR: &str = "/db";
@@ -278,7 +278,7 @@ fn write_log(fs: &MemFs, number: u64, sequence: u64, count: u32, records: &[u8])
     batch.extend_from_slice(&count.to_le_bytes());
     batch.extend_from_slice(records);
     let path = Path::new(DIR).join(format!("{number:06}.log"));
-    let mut w = shale::log::Writer::new(fs.new_writable_file(&path).unwrap());
+    let mut w = shale::internals::LogWriter::new(fs.new_writable_file(&path).unwrap());
     w.add_record(&batch).unwrap();
     w.close().unwrap();
 }
@@ -336,10 +336,9 @@ fn a_file_numbered_at_the_top_of_the_range_is_corruption() {
 /// holds: sequence numbers never wrap.
 #[test]
 fn writes_past_the_last_sequence_number_are_refused() {
-    use shale::keys::MAX_SEQUENCE_NUMBER;
-    use shale::log;
-    use shale::version::edit::VersionEdit;
-    use shale::version::filename::{descriptor_file_name, set_current_file};
+    use shale::internals::{
+        descriptor_file_name, set_current_file, LogWriter, VersionEdit, MAX_SEQUENCE_NUMBER,
+    };
 
     let fs = MemFs::new();
     let dir = Path::new("/db");
@@ -353,7 +352,7 @@ fn writes_past_the_last_sequence_number_are_refused() {
     };
     let mut record = Vec::new();
     edit.encode(&mut record);
-    let mut w = log::Writer::new(fs.new_writable_file(&descriptor_file_name(dir, 1)).unwrap());
+    let mut w = LogWriter::new(fs.new_writable_file(&descriptor_file_name(dir, 1)).unwrap());
     w.add_record(&record).unwrap();
     w.close().unwrap();
     set_current_file(&fs, dir, 1).unwrap();

@@ -112,7 +112,7 @@ pub fn read_file(fs: &dyn FileSystem, path: &Path) -> Result<Vec<u8>> {
 }
 
 /// The default file system.
-pub fn default_fs() -> Arc<dyn FileSystem> {
+pub(crate) fn default_fs() -> Arc<dyn FileSystem> {
     Arc::new(PosixFs::new())
 }
 
