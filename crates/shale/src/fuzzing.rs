@@ -391,7 +391,7 @@ pub fn db(data: &[u8]) {
         let Ok(handle) = crate::Db::open(dir, options.clone()) else {
             return;
         };
-        let mut it = handle.iter(&read);
+        let mut it = handle.cursor(&read);
         let mut keys = Vec::new();
         it.seek_to_first();
         let mut steps = 0;

@@ -32,16 +32,21 @@
 //! let old = ReadOptions { snapshot: Some(&snap), ..Default::default() };
 //! assert_eq!(db.get_with(&old, b"cherry")?, None);
 //!
-//! // Ordered iteration, both ways.
-//! let mut it = db.iter(&ReadOptions::default());
-//! it.seek_to_first();
+//! // Ordered iteration over everything, a range or a prefix, both ways.
 //! let mut keys = Vec::new();
-//! while it.valid() {
-//!     keys.push(it.key().to_vec());
-//!     it.next();
+//! for item in db.range("b"..) {
+//!     let (key, _value) = item?;
+//!     keys.push(key);
 //! }
-//! it.status()?;
-//! assert_eq!(keys, [b"banana".to_vec(), b"cherry".to_vec()]);
+//! assert_eq!(keys, ["banana", "cherry"]);
+//! assert_eq!(snap.iter().rev().next().transpose()?.map(|(k, _)| k).as_deref(), Some(&b"banana"[..]));
+//!
+//! // A cursor, for moving back and forth from one position.
+//! let mut cursor = db.cursor(&ReadOptions::default());
+//! cursor.seek(b"c");
+//! assert_eq!(cursor.key(), b"cherry");
+//! cursor.prev();
+//! assert_eq!(cursor.key(), b"banana");
 //! # Ok(()) }
 //! ```
 
@@ -77,12 +82,17 @@ mod version;
 pub use batch::{BatchOp, Iter as BatchIter, WriteBatch};
 pub use cache::Cache;
 pub use comparator::{BytewiseComparator, Comparator};
-pub use db::{destroy, repair, Db, DbIter};
+pub use db::{destroy, repair, Cursor, Db, Iter};
 pub use error::{Error, Result};
 pub use filter_policy::FilterPolicy;
 pub use options::{CompressionType, Options, ReadOptions, WriteOptions};
 pub use snapshot::Snapshot;
 pub use sstable::bloom::BloomFilterPolicy;
+
+/// The example of the repository's README, compiled and run as a doctest.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
 
 /// The engine's inner parts, for Shale's own tests, fuzz targets and
 /// benchmark: not part of the public API, and free to change in any release.

@@ -41,7 +41,7 @@ fn check(db: &Db, n: usize) {
             "key {i}"
         );
     }
-    let mut it = db.iter(&ReadOptions::default());
+    let mut it = db.cursor(&ReadOptions::default());
     it.seek_to_first();
     let mut count = 0;
     while it.valid() {
@@ -158,7 +158,7 @@ fn a_snapshot_of_another_database_is_refused() {
         ..Default::default()
     };
     assert!(is_invalid_argument(b.get_with(&foreign, b"k")));
-    let mut it = b.iter(&foreign);
+    let mut it = b.cursor(&foreign);
     it.seek_to_first();
     assert!(!it.valid());
     assert!(is_invalid_argument(it.status()));

@@ -221,13 +221,13 @@ impl Session for ShaleSession<'_> {
     }
 
     fn iter(&mut self) -> Result<Box<dyn EngineIter + '_>> {
-        let it = self.db.iter(&shale::ReadOptions::default());
+        let it = self.db.cursor(&shale::ReadOptions::default());
         Ok(Box::new(ShaleIter { it }))
     }
 }
 
 struct ShaleIter {
-    it: shale::DbIter,
+    it: shale::Cursor,
 }
 
 impl EngineIter for ShaleIter {

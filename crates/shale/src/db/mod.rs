@@ -16,5 +16,5 @@ mod wakeup;
 pub(crate) mod write;
 
 pub use self::core::{destroy, Db};
-pub use self::iter::DbIter;
+pub use self::iter::{Cursor, Iter};
 pub use self::repair::repair;
