@@ -359,7 +359,7 @@ impl fmt::Debug for WriteBatch {
 ///
 /// A batch built through the public methods is always well formed; should
 /// the bytes be damaged, iteration stops at the damage.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct Iter<'a> {
     rest: &'a [u8],
 }

@@ -11,6 +11,7 @@ pub type Result<T> = std::result::Result<T, Error>;
 
 /// What went wrong.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The key, file or database that was asked for does not exist.
     #[error("not found: {0}")]

@@ -51,7 +51,8 @@
 //! ```
 
 #![deny(unsafe_op_in_unsafe_fn)]
-#![warn(missing_docs)]
+#![deny(missing_docs)]
+#![warn(rustdoc::broken_intra_doc_links)]
 
 // The engine's modules are private: an item declared `pub` inside them is
 // visible to the rest of the crate only, unless it is re-exported below (the
@@ -79,10 +80,10 @@ pub(crate) mod testutil;
 mod util;
 mod version;
 
-pub use batch::{BatchOp, Iter as BatchIter, WriteBatch};
+pub use batch::{BatchOp, Iter as BatchIter, WriteBatch, MAX_KEY_LEN, MAX_VALUE_LEN};
 pub use cache::Cache;
 pub use comparator::{BytewiseComparator, Comparator};
-pub use db::{destroy, repair, Cursor, Db, Iter};
+pub use db::{destroy, repair, Cursor, Db, Iter, LevelStats, Stats};
 pub use error::{Error, Result};
 pub use filter_policy::FilterPolicy;
 pub use options::{CompressionType, Options, ReadOptions, WriteOptions};
@@ -111,7 +112,6 @@ pub struct ReadmeDoctests;
 #[cfg(feature = "internals")]
 #[doc(hidden)]
 pub mod internals {
-    pub use crate::batch::{MAX_KEY_LEN, MAX_VALUE_LEN};
     /// The bodies of the fuzz targets (see `fuzz/` and `tests/fuzz_corpus.rs`).
     pub mod fuzzing {
         pub use crate::fuzzing::*;

@@ -122,7 +122,7 @@ impl std::fmt::Debug for Options {
 /// let opts = shale::ReadOptions { verify_checksums: true, ..Default::default() };
 /// assert!(opts.fill_cache);
 /// ```
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct ReadOptions<'a> {
     /// Check the checksum of every block read. Default: false.
     pub verify_checksums: bool,

@@ -6,8 +6,10 @@ use std::path::Path;
 use std::sync::Arc;
 
 use shale::env::{FileSystem, MemFs};
-use shale::internals::{MAX_KEY_LEN, MAX_VALUE_LEN};
-use shale::{Cache, Comparator, Db, Error, Options, ReadOptions, WriteBatch, WriteOptions};
+use shale::{
+    Cache, Comparator, Db, Error, Options, ReadOptions, WriteBatch, WriteOptions, MAX_KEY_LEN,
+    MAX_VALUE_LEN,
+};
 
 const DIR: &str = "/db";
 

@@ -46,7 +46,7 @@ fn open_missing_database_fails_unless_create_if_missing() {
         fs: Arc::new(fs.clone()),
         ..Default::default()
     };
-    let err = Db::open("/nothing", opts).err().expect("open must fail");
+    let err = Db::open("/nothing", opts).expect_err("open must fail");
     assert!(matches!(err, shale::Error::InvalidArgument(_)), "{err}");
 }
 
@@ -69,9 +69,7 @@ fn second_open_fails_naming_the_lock_file() {
         ..Default::default()
     };
     let db = Db::open(dir.path(), opts.clone()).unwrap();
-    let err = Db::open(dir.path(), opts.clone())
-        .err()
-        .expect("second open must fail");
+    let err = Db::open(dir.path(), opts.clone()).expect_err("second open must fail");
     assert!(err.to_string().contains("LOCK"), "{err}");
     drop(db);
     Db::open(dir.path(), opts).unwrap();

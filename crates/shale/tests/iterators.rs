@@ -104,7 +104,10 @@ fn range_bounds_work_in_reverse() {
     let db = db_with(ABCDE);
     assert_eq!(keys(db.range("b".."d").rev()), ["c", "b"]);
     assert_eq!(keys(db.range("b"..="d").rev()), ["d", "c", "b"]);
-    let excluded = (Bound::Excluded(b"b".to_vec()), Bound::Excluded(b"d".to_vec()));
+    let excluded = (
+        Bound::Excluded(b"b".to_vec()),
+        Bound::Excluded(b"d".to_vec()),
+    );
     assert_eq!(keys(db.range(excluded).rev()), ["c"]);
 }
 

@@ -26,6 +26,16 @@ pub struct MemFs {
     state: Arc<Mutex<State>>,
 }
 
+impl std::fmt::Debug for MemFs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let st = self.state.lock();
+        f.debug_struct("MemFs")
+            .field("files", &st.files.len())
+            .field("dirs", &st.dirs.len())
+            .finish_non_exhaustive()
+    }
+}
+
 impl MemFs {
     /// An empty file system.
     pub fn new() -> MemFs {
