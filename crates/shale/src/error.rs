@@ -7,9 +7,30 @@ use std::fmt;
 use std::path::PathBuf;
 
 /// The result type used throughout Shale.
+///
+/// ```
+/// fn first_key(db: &shale::Db) -> shale::Result<Option<Vec<u8>>> {
+///     Ok(db.iter().next().transpose()?.map(|(key, _)| key.to_vec()))
+/// }
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() }).unwrap();
+/// # assert_eq!(first_key(&db).unwrap(), None);
+/// ```
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// What went wrong.
+/// What went wrong, and where: the file and offset of a corruption, the
+/// argument refused, the path of a failed I/O call. More kinds may come:
+/// match with a `_` arm.
+///
+/// ```
+/// use shale::{Db, Error, Options};
+/// let dir = tempfile::tempdir().unwrap();
+/// match Db::open(dir.path().join("missing"), Options::default()) {
+///     Err(Error::InvalidArgument(why)) => assert!(why.contains("does not exist"), "{why}"),
+///     Err(other) => panic!("unexpected: {other}"),
+///     Ok(_) => panic!("opened a database that does not exist"),
+/// }
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {

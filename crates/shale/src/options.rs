@@ -10,6 +10,15 @@ use crate::filter_policy::FilterPolicy;
 use crate::snapshot::Snapshot;
 
 /// How table blocks are compressed. The numbers are the on-disk block types.
+///
+/// ```
+/// let options = shale::Options {
+///     compression: shale::CompressionType::None,
+///     ..Default::default()
+/// };
+/// assert_eq!(shale::Options::default().compression, shale::CompressionType::Snappy);
+/// # let _ = options;
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum CompressionType {
