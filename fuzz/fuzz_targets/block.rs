@@ -1,4 +1,4 @@
-//! Fuzz target `block`: see `shale::fuzzing::block`.
+//! Fuzz target `block`: see `shale::internals::fuzzing::block`.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| shale::fuzzing::block(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| shale::internals::fuzzing::block(data));

@@ -1,4 +1,4 @@
-//! Fuzz target `db`: see `shale::fuzzing::db`.
+//! Fuzz target `db`: see `shale::internals::fuzzing::db`.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| shale::fuzzing::db(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| shale::internals::fuzzing::db(data));

@@ -1,4 +1,4 @@
-//! Fuzz target `filter`: see `shale::fuzzing::filter`.
+//! Fuzz target `filter`: see `shale::internals::fuzzing::filter`.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| shale::fuzzing::filter(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| shale::internals::fuzzing::filter(data));

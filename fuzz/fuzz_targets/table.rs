@@ -1,4 +1,4 @@
-//! Fuzz target `table`: see `shale::fuzzing::table`.
+//! Fuzz target `table`: see `shale::internals::fuzzing::table`.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| shale::fuzzing::table(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| shale::internals::fuzzing::table(data));

@@ -1,4 +1,4 @@
-//! Fuzz target `version_edit`: see `shale::fuzzing::version_edit`.
+//! Fuzz target `version_edit`: see `shale::internals::fuzzing::version_edit`.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| shale::fuzzing::version_edit(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| shale::internals::fuzzing::version_edit(data));

@@ -1,4 +1,4 @@
-//! Fuzz target `write_batch`: see `shale::fuzzing::write_batch`.
+//! Fuzz target `write_batch`: see `shale::internals::fuzzing::write_batch`.
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| shale::fuzzing::write_batch(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| shale::internals::fuzzing::write_batch(data));

@@ -236,7 +236,7 @@ fn verify_shale(db: &shale::Db, model: &Model, cfg: Config) {
             show(k)
         );
     }
-    check_walks(&mut db.iter(&ro), model, cfg, "shale");
+    check_walks(&mut db.cursor(&ro), model, cfg, "shale");
 }
 
 /// The iterator calls both databases share, so that one walk checks either.
@@ -282,7 +282,7 @@ macro_rules! cursor_for {
     };
 }
 cursor_for!(shale_compat::RefIter<'_>);
-cursor_for!(shale::DbIter);
+cursor_for!(shale::Cursor);
 
 /// Walks `it` forward from the first key and backward from the last, and
 /// checks that both walks see exactly the model's live keys and values.

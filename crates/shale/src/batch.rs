@@ -202,7 +202,7 @@ impl WriteBatch {
     /// The updates, in the order they were added.
     ///
     /// ```
-    /// use shale::batch::BatchOp;
+    /// use shale::BatchOp;
     ///
     /// let mut batch = shale::WriteBatch::new();
     /// batch.put(b"k", b"v")?;
@@ -223,8 +223,6 @@ impl WriteBatch {
 
 /// The crate-internal side: the write path stamps sequence numbers and logs
 /// the encoding; recovery rebuilds batches from log records.
-// Until the write path (`db`) is built, only tests call these.
-#[allow(dead_code)]
 impl WriteBatch {
     /// The sequence number of the first update.
     #[inline]
@@ -361,7 +359,7 @@ impl fmt::Debug for WriteBatch {
 ///
 /// A batch built through the public methods is always well formed; should
 /// the bytes be damaged, iteration stops at the damage.
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct Iter<'a> {
     rest: &'a [u8],
 }

@@ -101,25 +101,26 @@ impl Cache {
     }
 
     /// A new id for a table's blocks, unique within this cache.
-    pub fn new_id(&self) -> u64 {
+    pub(crate) fn new_id(&self) -> u64 {
         self.next_id.fetch_add(1, Ordering::Relaxed)
     }
 
     /// The block at `offset` of the table with cache id `id`, if cached.
     #[inline]
-    pub fn get(&self, id: u64, offset: u64) -> Option<Arc<Block>> {
+    pub(crate) fn get(&self, id: u64, offset: u64) -> Option<Arc<Block>> {
         self.blocks.get(&(id, offset))
     }
 
     /// Caches `block` as the block at `offset` of table `id`, evicting others
     /// to stay within capacity. A block larger than a shard's share of the
     /// capacity is not kept.
-    pub fn insert(&self, id: u64, offset: u64, block: Arc<Block>) {
+    pub(crate) fn insert(&self, id: u64, offset: u64, block: Arc<Block>) {
         self.blocks.insert((id, offset), block);
     }
 
     /// Drops the block at `offset` of table `id` from the cache.
-    pub fn erase(&self, id: u64, offset: u64) {
+    #[cfg(test)]
+    pub(crate) fn erase(&self, id: u64, offset: u64) {
         self.blocks.remove(&(id, offset));
     }
 

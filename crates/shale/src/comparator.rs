@@ -89,6 +89,13 @@ pub fn compare_bytes(a: &[u8], b: &[u8]) -> Ordering {
 }
 
 /// Lexicographic order of bytes, LevelDB's default (`leveldb.BytewiseComparator`).
+///
+/// ```
+/// use shale::{BytewiseComparator, Comparator};
+/// use std::cmp::Ordering;
+/// assert_eq!(BytewiseComparator.compare(b"ab", b"b"), Ordering::Less);
+/// assert_eq!(BytewiseComparator.name(), "leveldb.BytewiseComparator");
+/// ```
 #[derive(Debug, Default, Clone, Copy)]
 pub struct BytewiseComparator;
 

@@ -7,10 +7,32 @@ use std::fmt;
 use std::path::PathBuf;
 
 /// The result type used throughout Shale.
+///
+/// ```
+/// fn first_key(db: &shale::Db) -> shale::Result<Option<Vec<u8>>> {
+///     Ok(db.iter().next().transpose()?.map(|(key, _)| key.to_vec()))
+/// }
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() }).unwrap();
+/// # assert_eq!(first_key(&db).unwrap(), None);
+/// ```
 pub type Result<T> = std::result::Result<T, Error>;
 
-/// What went wrong.
+/// What went wrong, and where: the file and offset of a corruption, the
+/// argument refused, the path of a failed I/O call. More kinds may come:
+/// match with a `_` arm.
+///
+/// ```
+/// use shale::{Db, Error, Options};
+/// let dir = tempfile::tempdir().unwrap();
+/// match Db::open(dir.path().join("missing"), Options::default()) {
+///     Err(Error::InvalidArgument(why)) => assert!(why.contains("does not exist"), "{why}"),
+///     Err(other) => panic!("unexpected: {other}"),
+///     Ok(_) => panic!("opened a database that does not exist"),
+/// }
+/// ```
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum Error {
     /// The key, file or database that was asked for does not exist.
     #[error("not found: {0}")]
@@ -73,7 +95,7 @@ impl Error {
 
     /// A corruption found in bytes whose file is not known at the point of decoding;
     /// callers that know the file wrap it with [`Error::in_file`].
-    pub fn bad_data(reason: impl fmt::Display) -> Error {
+    pub(crate) fn bad_data(reason: impl fmt::Display) -> Error {
         Error::Corruption {
             file: PathBuf::new(),
             offset: None,
@@ -90,7 +112,7 @@ impl Error {
     }
 
     /// Fills in the file (and offset, when not yet known) of a corruption error.
-    pub fn in_file(self, file: &std::path::Path, at: Option<u64>) -> Error {
+    pub(crate) fn in_file(self, file: &std::path::Path, at: Option<u64>) -> Error {
         match self {
             Error::Corruption {
                 file: f,
@@ -116,7 +138,7 @@ impl Error {
     }
 
     /// A copy of this error for handing to several waiters (I/O sources are not `Clone`).
-    pub fn duplicate(&self) -> Error {
+    pub(crate) fn duplicate(&self) -> Error {
         match self {
             Error::NotFound(s) => Error::NotFound(s.clone()),
             Error::Corruption {

@@ -216,7 +216,6 @@ fn table_file(data: &[u8]) {
         let Ok(table) = Table::open(opts, file, path.to_path_buf(), data.len() as u64) else {
             continue;
         };
-        let _ = table.memory_usage();
         for verify in [false, true] {
             let mut it = table.iter(verify, true);
             let mut keys = forward(&mut it, MAX_STEPS);
@@ -256,7 +255,6 @@ pub fn filter(data: &[u8]) {
     let bloom = Arc::new(BloomFilterPolicy::new(10));
     let keys: Vec<&[u8]> = data.chunks(7).take(256).collect();
     let reader = FilterBlockReader::new(bloom.clone(), data.to_vec());
-    let _ = reader.size();
     for (i, key) in keys.iter().enumerate() {
         let offset = (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> (i % 64);
         let _ = reader.key_may_match(offset, key);
@@ -393,7 +391,7 @@ pub fn db(data: &[u8]) {
         let Ok(handle) = crate::Db::open(dir, options.clone()) else {
             return;
         };
-        let mut it = handle.iter(&read);
+        let mut it = handle.cursor(&read);
         let mut keys = Vec::new();
         it.seek_to_first();
         let mut steps = 0;

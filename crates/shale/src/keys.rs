@@ -125,11 +125,6 @@ impl InternalKey {
     pub fn user_key(&self) -> &[u8] {
         extract_user_key(&self.0)
     }
-
-    /// True when no key has been set.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
 }
 
 impl std::fmt::Debug for InternalKey {
@@ -292,6 +287,7 @@ impl LookupKey {
         }
     }
 
+    #[cfg(test)]
     /// Length-prefixed internal key, the memtable's entry format.
     #[inline]
     pub fn memtable_key(&self) -> &[u8] {

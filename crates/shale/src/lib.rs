@@ -32,50 +32,99 @@
 //! let old = ReadOptions { snapshot: Some(&snap), ..Default::default() };
 //! assert_eq!(db.get_with(&old, b"cherry")?, None);
 //!
-//! // Ordered iteration, both ways.
-//! let mut it = db.iter(&ReadOptions::default());
-//! it.seek_to_first();
+//! // Ordered iteration over everything, a range or a prefix, both ways.
 //! let mut keys = Vec::new();
-//! while it.valid() {
-//!     keys.push(it.key().to_vec());
-//!     it.next();
+//! for item in db.range("b"..) {
+//!     let (key, _value) = item?;
+//!     keys.push(key);
 //! }
-//! it.status()?;
-//! assert_eq!(keys, [b"banana".to_vec(), b"cherry".to_vec()]);
+//! assert_eq!(keys, ["banana", "cherry"]);
+//! assert_eq!(snap.iter().rev().next().transpose()?.map(|(k, _)| k).as_deref(), Some(&b"banana"[..]));
+//!
+//! // A cursor, for moving back and forth from one position.
+//! let mut cursor = db.cursor(&ReadOptions::default());
+//! cursor.seek(b"c");
+//! assert_eq!(cursor.key(), b"cherry");
+//! cursor.prev();
+//! assert_eq!(cursor.key(), b"banana");
 //! # Ok(()) }
 //! ```
 
 #![deny(unsafe_op_in_unsafe_fn)]
-#![warn(missing_docs)]
+#![deny(missing_docs)]
+#![warn(rustdoc::broken_intra_doc_links)]
 
-pub mod batch;
-pub mod cache;
-pub mod compaction;
-pub mod comparator;
-pub mod db;
+// The engine's modules are private: an item declared `pub` inside them is
+// visible to the rest of the crate only, unless it is re-exported below (the
+// public API) or by `internals` (for the crate's own tests, fuzz targets and
+// benchmark). A `pub` there is what lets `internals` re-export it.
+mod batch;
+mod cache;
+mod compaction;
+mod comparator;
+mod db;
 pub mod env;
-pub mod error;
-pub mod filter_policy;
-#[doc(hidden)]
-pub mod fuzzing;
-pub mod iterator;
-pub mod keys;
-pub mod log;
-pub mod memtable;
-pub mod options;
-pub mod snapshot;
-pub mod sstable;
+mod error;
+mod filter_policy;
+#[cfg(feature = "internals")]
+mod fuzzing;
+mod iterator;
+mod keys;
+mod log;
+mod memtable;
+mod options;
+mod snapshot;
+mod sstable;
 #[cfg(test)]
 pub(crate) mod testutil;
-pub mod util;
-pub mod version;
+mod util;
+mod version;
 
-pub use batch::WriteBatch;
+pub use batch::{BatchOp, Iter as BatchIter, WriteBatch, MAX_KEY_LEN, MAX_VALUE_LEN};
 pub use cache::Cache;
 pub use comparator::{BytewiseComparator, Comparator};
-pub use db::{destroy, repair, Db, DbIter};
+pub use db::{destroy, repair, Cursor, Db, Iter, LevelStats, Stats};
 pub use error::{Error, Result};
 pub use filter_policy::FilterPolicy;
 pub use options::{CompressionType, Options, ReadOptions, WriteOptions};
 pub use snapshot::Snapshot;
 pub use sstable::bloom::BloomFilterPolicy;
+
+/// The example of the repository's README, compiled and run as a doctest.
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
+
+/// The engine's inner parts, for Shale's own tests, fuzz targets and
+/// benchmark: not part of the public API, and free to change in any release.
+///
+/// It exists only with the cargo feature `internals`, off by default, so
+/// that no user reaches it by accident (a `#[doc(hidden)]` module would be
+/// one `use` away from every user, and its items would look like API). The
+/// crate's integration tests turn the feature on through a dev-dependency
+/// on the crate itself; `fuzz/` and `shale-bench` name it in their
+/// dependency on `shale`.
+///
+/// It re-exports exactly what those users need: the log writer, version
+/// edits and file names (to build damaged or hand-made databases), the
+/// table, block and filter builders and internal keys (to build the fuzz
+/// corpus), the fuzz target bodies, and the CRC-32C the benchmark measures.
+#[cfg(feature = "internals")]
+#[doc(hidden)]
+pub mod internals {
+    /// The bodies of the fuzz targets (see `fuzz/` and `tests/fuzz_corpus.rs`).
+    pub mod fuzzing {
+        pub use crate::fuzzing::*;
+    }
+    pub use crate::iterator::InternalIterator;
+    pub use crate::keys::{InternalKey, InternalKeyComparator, ValueType, MAX_SEQUENCE_NUMBER};
+    pub use crate::log::Writer as LogWriter;
+    pub use crate::sstable::block_builder::BlockBuilder;
+    pub use crate::sstable::filter_block::FilterBlockBuilder;
+    pub use crate::sstable::{Table, TableBuilder, TableOptions};
+    pub use crate::util::crc::value as crc32c;
+    pub use crate::version::edit::VersionEdit;
+    pub use crate::version::filename::{
+        descriptor_file_name, parse_file_name, set_current_file, table_file_name, FileType,
+    };
+}

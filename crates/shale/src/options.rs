@@ -10,6 +10,15 @@ use crate::filter_policy::FilterPolicy;
 use crate::snapshot::Snapshot;
 
 /// How table blocks are compressed. The numbers are the on-disk block types.
+///
+/// ```
+/// let options = shale::Options {
+///     compression: shale::CompressionType::None,
+///     ..Default::default()
+/// };
+/// assert_eq!(shale::Options::default().compression, shale::CompressionType::Snappy);
+/// # let _ = options;
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum CompressionType {
@@ -21,7 +30,7 @@ pub enum CompressionType {
 
 impl CompressionType {
     /// Decodes an on-disk block type byte.
-    pub fn from_u8(b: u8) -> Option<CompressionType> {
+    pub(crate) fn from_u8(b: u8) -> Option<CompressionType> {
         match b {
             0 => Some(CompressionType::None),
             1 => Some(CompressionType::Snappy),
@@ -122,7 +131,7 @@ impl std::fmt::Debug for Options {
 /// let opts = shale::ReadOptions { verify_checksums: true, ..Default::default() };
 /// assert!(opts.fill_cache);
 /// ```
-#[derive(Clone)]
+#[derive(Debug, Clone)]
 pub struct ReadOptions<'a> {
     /// Check the checksum of every block read. Default: false.
     pub verify_checksums: bool,

@@ -3,10 +3,11 @@
 //! entry a live snapshot can see; dropping the snapshot releases it.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 
+use crate::db::core::DbInner;
 use crate::keys::SequenceNumber;
 
 /// The multiset of live snapshot sequence numbers of one database.
@@ -16,12 +17,13 @@ pub(crate) struct SnapshotList {
 }
 
 impl SnapshotList {
-    /// Registers a snapshot at `seq`.
-    pub(crate) fn acquire(self: &Arc<Self>, seq: SequenceNumber) -> Snapshot {
+    /// Registers a snapshot at `seq` of the database `db`.
+    pub(crate) fn acquire(self: &Arc<Self>, seq: SequenceNumber, db: Weak<DbInner>) -> Snapshot {
         *self.live.lock().entry(seq).or_insert(0) += 1;
         Snapshot {
             sequence: seq,
             list: self.clone(),
+            db,
         }
     }
 
@@ -57,11 +59,14 @@ impl SnapshotList {
 pub struct Snapshot {
     sequence: SequenceNumber,
     list: Arc<SnapshotList>,
+    /// The database, for reading through the snapshot (`Snapshot::iter`
+    /// and friends); weak, so that a snapshot does not keep it open.
+    pub(crate) db: Weak<DbInner>,
 }
 
 impl Snapshot {
     /// The sequence number this snapshot reads at.
-    pub fn sequence(&self) -> SequenceNumber {
+    pub fn sequence(&self) -> u64 {
         self.sequence
     }
 
@@ -91,9 +96,9 @@ mod tests {
     fn oldest_tracks_live_snapshots() {
         let list = Arc::new(SnapshotList::default());
         assert_eq!(list.oldest(), None);
-        let a = list.acquire(5);
-        let b = list.acquire(3);
-        let c = list.acquire(3);
+        let a = list.acquire(5, Weak::new());
+        let b = list.acquire(3, Weak::new());
+        let c = list.acquire(3, Weak::new());
         assert_eq!(list.oldest(), Some(3));
         drop(b);
         assert_eq!(list.oldest(), Some(3));

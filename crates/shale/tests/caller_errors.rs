@@ -5,9 +5,11 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use shale::batch::{MAX_KEY_LEN, MAX_VALUE_LEN};
 use shale::env::{FileSystem, MemFs};
-use shale::{Cache, Comparator, Db, Error, Options, ReadOptions, WriteBatch, WriteOptions};
+use shale::{
+    Cache, Comparator, Db, Error, Options, ReadOptions, WriteBatch, WriteOptions, MAX_KEY_LEN,
+    MAX_VALUE_LEN,
+};
 
 const DIR: &str = "/db";
 
@@ -41,7 +43,7 @@ fn check(db: &Db, n: usize) {
             "key {i}"
         );
     }
-    let mut it = db.iter(&ReadOptions::default());
+    let mut it = db.cursor(&ReadOptions::default());
     it.seek_to_first();
     let mut count = 0;
     while it.valid() {
@@ -158,7 +160,7 @@ fn a_snapshot_of_another_database_is_refused() {
         ..Default::default()
     };
     assert!(is_invalid_argument(b.get_with(&foreign, b"k")));
-    let mut it = b.iter(&foreign);
+    let mut it = b.cursor(&foreign);
     it.seek_to_first();
     assert!(!it.valid());
     assert!(is_invalid_argument(it.status()));
@@ -278,7 +280,7 @@ fn write_log(fs: &MemFs, number: u64, sequence: u64, count: u32, records: &[u8])
     batch.extend_from_slice(&count.to_le_bytes());
     batch.extend_from_slice(records);
     let path = Path::new(DIR).join(format!("{number:06}.log"));
-    let mut w = shale::log::Writer::new(fs.new_writable_file(&path).unwrap());
+    let mut w = shale::internals::LogWriter::new(fs.new_writable_file(&path).unwrap());
     w.add_record(&batch).unwrap();
     w.close().unwrap();
 }
@@ -336,10 +338,9 @@ fn a_file_numbered_at_the_top_of_the_range_is_corruption() {
 /// holds: sequence numbers never wrap.
 #[test]
 fn writes_past_the_last_sequence_number_are_refused() {
-    use shale::keys::MAX_SEQUENCE_NUMBER;
-    use shale::log;
-    use shale::version::edit::VersionEdit;
-    use shale::version::filename::{descriptor_file_name, set_current_file};
+    use shale::internals::{
+        descriptor_file_name, set_current_file, LogWriter, VersionEdit, MAX_SEQUENCE_NUMBER,
+    };
 
     let fs = MemFs::new();
     let dir = Path::new("/db");
@@ -353,7 +354,7 @@ fn writes_past_the_last_sequence_number_are_refused() {
     };
     let mut record = Vec::new();
     edit.encode(&mut record);
-    let mut w = log::Writer::new(fs.new_writable_file(&descriptor_file_name(dir, 1)).unwrap());
+    let mut w = LogWriter::new(fs.new_writable_file(&descriptor_file_name(dir, 1)).unwrap());
     w.add_record(&record).unwrap();
     w.close().unwrap();
     set_current_file(&fs, dir, 1).unwrap();

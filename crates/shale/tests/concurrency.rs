@@ -40,7 +40,7 @@ fn concurrent_writers_and_readers() {
                         let b = db.get_with(&at, format!("pair{w}-b").as_bytes()).unwrap();
                         assert_eq!(a, b, "a snapshot saw half a batch");
                     }
-                    let mut it = db.iter(&at);
+                    let mut it = db.cursor(&at);
                     it.seek_to_first();
                     let mut prev: Option<Vec<u8>> = None;
                     while it.valid() {

@@ -14,7 +14,7 @@ fn mem_options(fs: &MemFs) -> Options {
 }
 
 fn collect(db: &Db) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let mut it = db.iter(&ReadOptions::default());
+    let mut it = db.cursor(&ReadOptions::default());
     it.seek_to_first();
     let mut out = Vec::new();
     while it.valid() {
@@ -46,7 +46,7 @@ fn open_missing_database_fails_unless_create_if_missing() {
         fs: Arc::new(fs.clone()),
         ..Default::default()
     };
-    let err = Db::open("/nothing", opts).err().expect("open must fail");
+    let err = Db::open("/nothing", opts).expect_err("open must fail");
     assert!(matches!(err, shale::Error::InvalidArgument(_)), "{err}");
 }
 
@@ -69,9 +69,7 @@ fn second_open_fails_naming_the_lock_file() {
         ..Default::default()
     };
     let db = Db::open(dir.path(), opts.clone()).unwrap();
-    let err = Db::open(dir.path(), opts.clone())
-        .err()
-        .expect("second open must fail");
+    let err = Db::open(dir.path(), opts.clone()).expect_err("second open must fail");
     assert!(err.to_string().contains("LOCK"), "{err}");
     drop(db);
     Db::open(dir.path(), opts).unwrap();
@@ -150,7 +148,7 @@ fn snapshots_see_the_past() {
         Some(&b"v1"[..]),
         "compaction keeps what a snapshot sees"
     );
-    let mut it = db.iter(&at);
+    let mut it = db.cursor(&at);
     it.seek_to_first();
     assert!(it.valid());
     assert_eq!((it.key(), it.value()), (&b"k"[..], &b"v1"[..]));
@@ -174,7 +172,7 @@ fn iteration_in_both_directions_with_seek() {
     for i in 3000..3100u32 {
         db.put(format!("{i:05}").as_bytes(), b"mem").unwrap();
     }
-    let mut it = db.iter(&ReadOptions::default());
+    let mut it = db.cursor(&ReadOptions::default());
     it.seek(b"01500");
     assert_eq!(it.key(), b"01500");
     it.prev();

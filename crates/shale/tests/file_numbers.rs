@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use shale::env::{write_file_sync, FileSystem, MemFs};
-use shale::version::filename::{parse_file_name, table_file_name, FileType};
+use shale::internals::{parse_file_name, table_file_name, FileType};
 use shale::{Db, Options};
 
 const DIR: &str = "/db";

@@ -14,17 +14,15 @@ use std::sync::Arc;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use shale::comparator::{BytewiseComparator, Comparator};
 use shale::env::{read_file, FileSystem, MemFs};
-use shale::filter_policy::FilterPolicy;
-use shale::fuzzing::{db_input, TARGETS};
-use shale::iterator::InternalIterator;
-use shale::keys::{InternalKey, InternalKeyComparator, ValueType};
-use shale::sstable::block_builder::BlockBuilder;
-use shale::sstable::filter_block::FilterBlockBuilder;
-use shale::sstable::{TableBuilder, TableOptions};
-use shale::version::edit::VersionEdit;
-use shale::{BloomFilterPolicy, CompressionType, Db, Options};
+use shale::internals::fuzzing::{db_input, TARGETS};
+use shale::internals::{
+    BlockBuilder, FilterBlockBuilder, InternalIterator, InternalKey, InternalKeyComparator,
+    LogWriter, Table, TableBuilder, TableOptions, ValueType, VersionEdit,
+};
+use shale::{
+    BloomFilterPolicy, BytewiseComparator, Comparator, CompressionType, Db, FilterPolicy, Options,
+};
 
 fn corpus_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus")
@@ -211,7 +209,7 @@ fn checksum_fixups_make_damaged_files_pass_their_checks() {
         let fs = MemFs::new();
         let path = Path::new("/t.ldb");
         shale::env::write_file_sync(&fs, path, bytes)?;
-        let t = shale::sstable::Table::open(
+        let t = Table::open(
             TableOptions::new(icmp()),
             fs.new_random_access_file(path)?,
             path.into(),
@@ -228,19 +226,19 @@ fn checksum_fixups_make_damaged_files_pass_their_checks() {
     };
     assert_eq!(open_and_scan(&table).unwrap(), 60);
     assert!(open_and_scan(&damaged).unwrap_err().is_corruption());
-    shale::fuzzing::fix_table_checksums(&mut damaged);
+    shale::internals::fuzzing::fix_table_checksums(&mut damaged);
     assert_eq!(open_and_scan(&damaged).unwrap(), 60);
 
     let log = log_seeds().swap_remove(0).2;
     let mut damaged = log.clone();
     damaged[10] ^= 1; // inside the first record's payload
-    shale::fuzzing::fix_log_checksums(&mut damaged);
+    shale::internals::fuzzing::fix_log_checksums(&mut damaged);
     assert_ne!(damaged, log);
     let mut fixed_again = damaged.clone();
-    shale::fuzzing::fix_log_checksums(&mut fixed_again);
+    shale::internals::fuzzing::fix_log_checksums(&mut fixed_again);
     assert_eq!(fixed_again, damaged, "fixing is idempotent");
     let mut original = log.clone();
-    shale::fuzzing::fix_log_checksums(&mut original);
+    shale::internals::fuzzing::fix_log_checksums(&mut original);
     assert_eq!(original, log, "a sound log is left as it is");
 }
 
@@ -313,7 +311,7 @@ fn batch(seq: u64, ops: &[(&[u8], Option<&[u8]>)]) -> Vec<u8> {
 fn log_file(records: &[Vec<u8>]) -> Vec<u8> {
     let fs = MemFs::new();
     let path = Path::new("/seed.log");
-    let mut w = shale::log::Writer::new(fs.new_writable_file(path).unwrap());
+    let mut w = LogWriter::new(fs.new_writable_file(path).unwrap());
     for r in records {
         w.add_record(r).unwrap();
     }
@@ -593,7 +591,7 @@ fn db_seeds() -> Vec<Seed> {
         compression: CompressionType::None,
         ..Options::default()
     };
-    // Flags (see `shale::fuzzing::db`): 2 bloom filter, 8 write and reopen,
+    // Flags (see `shale::internals::fuzzing::db`): 2 bloom filter, 8 write and reopen,
     // 16 repair first, 32 fix checksums after mutation.
     let mut out = Vec::new();
     for (name, flags, opts) in [

@@ -33,7 +33,7 @@ fn check_walk(db: &Db, model: &Model, snap: Option<&Snapshot>, rng: &mut StdRng)
         snapshot: snap,
         ..Default::default()
     };
-    let mut it = db.iter(&opts);
+    let mut it = db.cursor(&opts);
     // A random walk: seek somewhere, then move in random directions.
     let start = key(rng);
     it.seek(&start);
@@ -73,7 +73,7 @@ fn check_walk(db: &Db, model: &Model, snap: Option<&Snapshot>, rng: &mut StdRng)
 }
 
 fn check_full(db: &Db, model: &Model) {
-    let mut it = db.iter(&ReadOptions::default());
+    let mut it = db.cursor(&ReadOptions::default());
     it.seek_to_first();
     for (k, v) in model {
         assert!(it.valid());

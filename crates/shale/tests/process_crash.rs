@@ -84,7 +84,7 @@ fn acknowledged_writes_survive_a_process_crash() {
                 "key {i}, reopen {round}"
             );
         }
-        let mut it = db.iter(&Default::default());
+        let mut it = db.cursor(&Default::default());
         it.seek_to_first();
         let mut n = 0;
         while it.valid() {

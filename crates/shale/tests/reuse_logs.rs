@@ -269,7 +269,7 @@ fn write_log(fs: &MemFs, number: u64, sequence: u64, key: &[u8], value: &[u8]) {
     let file = fs
         .new_writable_file(&path(&format!("{number:06}.log")))
         .unwrap();
-    let mut w = shale::log::Writer::new(file);
+    let mut w = shale::internals::LogWriter::new(file);
     w.add_record(&batch).unwrap();
     w.close().unwrap();
 }

@@ -50,7 +50,7 @@ fn write_then_reopen(fs: &MemFs, db: Db, keys: impl Iterator<Item = usize>, fill
 
 /// Reads every entry once, front to back; returns the entries seen.
 fn scan(db: &Db) -> Vec<(Vec<u8>, u8)> {
-    let mut it = db.iter(&ReadOptions::default());
+    let mut it = db.cursor(&ReadOptions::default());
     it.seek_to_first();
     let mut seen = Vec::new();
     while it.valid() {
@@ -150,7 +150,7 @@ fn iterating_over_keys_held_by_one_file_compacts_nothing() {
 fn an_iterator_may_outlive_its_database() {
     let fs = MemFs::new();
     let db = two_overlapping_files(&fs);
-    let mut it = db.iter(&ReadOptions::default());
+    let mut it = db.cursor(&ReadOptions::default());
     drop(db);
     // The database is closed: reads still see the pinned files, and samples
     // that would make a compaction due are dropped quietly.

@@ -7,7 +7,7 @@
 //! and a bloom filter of `--bloom_bits` bits per key (none by default).
 //!
 //! Its codecs for db_bench's `crc32c` and snappy lines are the code Shale
-//! runs: `shale::util::crc::value`, the CRC-32C of its log records and table
+//! runs: `shale::internals::crc32c`, the CRC-32C of its log records and table
 //! blocks, and the `snap` crate's raw encoder and decoder called as the table
 //! builder (`sstable/table_builder.rs`: one encoder kept, the output buffer
 //! grown to the largest encoding and reused) and the block reader
@@ -123,10 +123,10 @@ pub fn codecs() -> Codecs {
     Codecs {
         crc32c: Ok(Crc32c {
             implementation: format!(
-                "shale::util::crc::value (the crc32c crate: {})",
+                "shale::internals::crc32c (the crc32c crate: {})",
                 crc_code()
             ),
-            value: shale::util::crc::value,
+            value: shale::internals::crc32c,
         }),
         snappy: Ok(Snappy {
             implementation: "the snap crate's raw Encoder / Decoder, as Shale's table builder and block reader call them".to_string(),
@@ -221,13 +221,13 @@ impl Session for ShaleSession<'_> {
     }
 
     fn iter(&mut self) -> Result<Box<dyn EngineIter + '_>> {
-        let it = self.db.iter(&shale::ReadOptions::default());
+        let it = self.db.cursor(&shale::ReadOptions::default());
         Ok(Box::new(ShaleIter { it }))
     }
 }
 
 struct ShaleIter {
-    it: shale::DbIter,
+    it: shale::Cursor,
 }
 
 impl EngineIter for ShaleIter {

@@ -121,9 +121,4 @@ impl Compaction {
             false
         }
     }
-
-    /// Total input files.
-    pub fn num_input_files(&self) -> usize {
-        self.inputs[0].len() + self.inputs[1].len()
-    }
 }

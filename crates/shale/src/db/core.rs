@@ -21,7 +21,7 @@ use crate::batch::{WriteBatch, MAX_KEY_LEN};
 use crate::cache::Cache;
 use crate::db::db_iter::ReadSampleHook;
 use crate::db::info_log::InfoLog;
-use crate::db::iter::DbIter;
+use crate::db::iter::Cursor;
 use crate::db::table_cache::TableCache;
 use crate::db::wakeup::Doorbell;
 use crate::db::write::Writer;
@@ -387,30 +387,6 @@ impl Db {
         self.inner.get(opts, key, value)
     }
 
-    /// An iterator over the database (as of `opts.snapshot`, or now). With a
-    /// snapshot of another database it is never valid and its `status()` is
-    /// [`Error::InvalidArgument`].
-    ///
-    /// ```
-    /// # fn main() -> shale::Result<()> {
-    /// # let dir = tempfile::tempdir().unwrap();
-    /// # let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
-    /// db.put(b"a", b"1")?;
-    /// db.put(b"b", b"2")?;
-    /// let mut it = db.iter(&shale::ReadOptions::default());
-    /// it.seek_to_last();
-    /// assert_eq!(it.key(), b"b");
-    /// it.prev();
-    /// assert_eq!(it.key(), b"a");
-    /// it.prev();
-    /// assert!(!it.valid());
-    /// it.status()?;
-    /// # Ok(()) }
-    /// ```
-    pub fn iter(&self, opts: &ReadOptions<'_>) -> DbIter {
-        self.inner.new_iterator(opts)
-    }
-
     /// A snapshot of the current state, released when dropped.
     ///
     /// ```
@@ -427,9 +403,10 @@ impl Db {
     /// # Ok(()) }
     /// ```
     pub fn snapshot(&self) -> Snapshot {
-        self.inner
-            .snapshots
-            .acquire(self.inner.visible_sequence.load(Ordering::Acquire))
+        self.inner.snapshots.acquire(
+            self.inner.visible_sequence.load(Ordering::Acquire),
+            Arc::downgrade(&self.inner),
+        )
     }
 
     /// Compacts the key range [begin, end] (`None` is unbounded) down through
@@ -913,35 +890,28 @@ impl DbInner {
         Ok(matches!(found, TableGet::Found))
     }
 
-    fn new_iterator(self: &Arc<Self>, opts: &ReadOptions<'_>) -> DbIter {
-        let sv = self.super_version.load_full();
-        let seq = match self.read_sequence(opts) {
-            Ok(seq) => seq,
-            Err(e) => {
-                // An iterator that is never valid and reports the error.
-                let failed = crate::db::merging_iter::MergingIterator::new(
-                    self.icmp.clone(),
-                    vec![Box::new(crate::iterator::EmptyIterator::with_error(e))],
-                );
-                let hook = read_sample_hook(Weak::new(), sv.current.clone());
-                return DbIter::new(self.icmp.clone(), failed, 0, sv, hook, 0);
-            }
-        };
-        let mut children: Vec<Box<dyn crate::iterator::InternalIterator>> =
-            vec![Box::new(sv.mem.iter())];
-        if let Some(imm) = &sv.imm {
-            children.push(Box::new(imm.iter()));
+    pub(crate) fn new_iterator(self: &Arc<Self>, opts: &ReadOptions<'_>) -> Cursor {
+        match self.view(opts) {
+            Ok(view) => view.cursor(),
+            Err(e) => Cursor::failed(self.icmp.clone(), self.super_version.load_full(), e),
         }
-        sv.current.add_iterators(
-            &self.table_cache,
-            opts.verify_checksums,
-            opts.fill_cache,
-            &mut children,
-        );
-        let merged = crate::db::merging_iter::MergingIterator::new(self.icmp.clone(), children);
-        let seed = self.iterators_created.fetch_add(1, Ordering::Relaxed);
-        let hook = read_sample_hook(Arc::downgrade(self), sv.current.clone());
-        DbIter::new(self.icmp.clone(), merged, seq, sv, hook, seed)
+    }
+
+    /// The state iterators read as of `opts`: the published memtables and
+    /// files, and the sequence number of `opts.snapshot` (or the last write).
+    pub(crate) fn view(self: &Arc<Self>, opts: &ReadOptions<'_>) -> Result<View> {
+        let sv = self.super_version.load_full();
+        let sequence = self.read_sequence(opts)?;
+        Ok(View {
+            db: Arc::downgrade(self),
+            icmp: self.icmp.clone(),
+            table_cache: self.table_cache.clone(),
+            sv,
+            sequence,
+            verify_checksums: opts.verify_checksums,
+            fill_cache: opts.fill_cache,
+            seed: self.iterators_created.fetch_add(1, Ordering::Relaxed),
+        })
     }
 
     fn property(&self, name: &str) -> Option<String> {
@@ -1007,6 +977,47 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         s.clone()
     } else {
         "a panic with a non-text payload".to_string()
+    }
+}
+
+/// One consistent state of a database that cursors read: each cursor made
+/// from it sees the same entries.
+pub(crate) struct View {
+    db: Weak<DbInner>,
+    icmp: InternalKeyComparator,
+    table_cache: Arc<TableCache>,
+    sv: Arc<SuperVersion>,
+    sequence: SequenceNumber,
+    verify_checksums: bool,
+    fill_cache: bool,
+    seed: u64,
+}
+
+impl View {
+    /// A new, unpositioned cursor over the view.
+    pub(crate) fn cursor(&self) -> Cursor {
+        let sv = &self.sv;
+        let mut children: Vec<Box<dyn crate::iterator::InternalIterator>> =
+            vec![Box::new(sv.mem.iter())];
+        if let Some(imm) = &sv.imm {
+            children.push(Box::new(imm.iter()));
+        }
+        sv.current.add_iterators(
+            &self.table_cache,
+            self.verify_checksums,
+            self.fill_cache,
+            &mut children,
+        );
+        let merged = crate::db::merging_iter::MergingIterator::new(self.icmp.clone(), children);
+        let hook = read_sample_hook(self.db.clone(), sv.current.clone());
+        Cursor::new(
+            self.icmp.clone(),
+            merged,
+            self.sequence,
+            sv.clone(),
+            hook,
+            self.seed,
+        )
     }
 }
 

@@ -150,21 +150,12 @@ impl<I: InternalIterator> DbIterator<I> {
         self
     }
 
+    #[cfg(test)]
     /// Going forward, after more than `n` (at least 1) hidden entries of one
     /// user key stepped over in a row, seek past the rest of them instead.
     pub fn with_max_sequential_skip(mut self, n: usize) -> DbIterator<I> {
         self.max_skip = n.max(1);
         self
-    }
-
-    /// The wrapped internal iterator.
-    pub fn inner(&self) -> &I {
-        &self.iter
-    }
-
-    /// The sequence number the iterator reads at.
-    pub fn sequence(&self) -> SequenceNumber {
-        self.sequence
     }
 
     #[inline]

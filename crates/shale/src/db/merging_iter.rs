@@ -115,11 +115,6 @@ impl MergingIterator {
         }
     }
 
-    /// The number of children.
-    pub fn num_children(&self) -> usize {
-        self.children.len()
-    }
-
     /// Keeps the error of child `i` if it has one; returns true if so.
     #[inline]
     fn check_child_error(&mut self, i: usize) -> bool {

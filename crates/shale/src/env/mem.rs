@@ -20,10 +20,31 @@ struct State {
     locks: BTreeSet<PathBuf>,
 }
 
-/// A file system held in memory.
+/// A file system held in memory, for tests: clones share the same files.
+///
+/// ```
+/// use shale::env::{FileSystem, MemFs};
+/// use std::sync::Arc;
+/// # fn main() -> shale::Result<()> {
+/// let fs = MemFs::new();
+/// let options = shale::Options { create_if_missing: true, fs: Arc::new(fs.clone()), ..Default::default() };
+/// drop(shale::Db::open("/db", options)?);
+/// assert!(fs.exists(std::path::Path::new("/db/CURRENT")));
+/// # Ok(()) }
+/// ```
 #[derive(Clone, Default)]
 pub struct MemFs {
     state: Arc<Mutex<State>>,
+}
+
+impl std::fmt::Debug for MemFs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let st = self.state.lock();
+        f.debug_struct("MemFs")
+            .field("files", &st.files.len())
+            .field("dirs", &st.dirs.len())
+            .finish_non_exhaustive()
+    }
 }
 
 impl MemFs {

@@ -50,7 +50,27 @@ pub trait WritableFile: Send {
 /// A held lock on a database directory's `LOCK` file; released on drop.
 pub trait FileLock: Send + Sync {}
 
-/// Everything the engine needs from a file system.
+/// Everything the engine needs from a file system. [`PosixFs`] is the
+/// default; [`MemFs`] keeps a database in memory.
+///
+/// ```
+/// use shale::env::{read_file, write_file_sync, FileSystem, MemFs};
+/// use std::path::Path;
+/// use std::sync::Arc;
+///
+/// # fn main() -> shale::Result<()> {
+/// let fs = MemFs::new();
+/// fs.create_dir_all(Path::new("/data"))?;
+/// write_file_sync(&fs, Path::new("/data/hello"), b"world")?;
+/// assert_eq!(read_file(&fs, Path::new("/data/hello"))?, b"world");
+/// assert_eq!(fs.children(Path::new("/data"))?, ["hello"]);
+///
+/// // A database on it.
+/// let options = shale::Options { create_if_missing: true, fs: Arc::new(fs), ..Default::default() };
+/// let db = shale::Db::open("/db", options)?;
+/// db.put(b"k", b"v")?;
+/// # Ok(()) }
+/// ```
 pub trait FileSystem: Send + Sync + 'static {
     /// Opens an existing file for sequential reading.
     fn new_sequential_file(&self, path: &Path) -> Result<Box<dyn SequentialFile>>;
@@ -112,7 +132,7 @@ pub fn read_file(fs: &dyn FileSystem, path: &Path) -> Result<Vec<u8>> {
 }
 
 /// The default file system.
-pub fn default_fs() -> Arc<dyn FileSystem> {
+pub(crate) fn default_fs() -> Arc<dyn FileSystem> {
     Arc::new(PosixFs::new())
 }
 

@@ -126,6 +126,7 @@ impl Writer {
         self.file.close()
     }
 
+    #[cfg(test)]
     /// Bytes in the log file so far, including those present before this writer.
     #[inline]
     pub fn file_len(&self) -> u64 {

@@ -84,6 +84,7 @@ impl Arena {
         arena
     }
 
+    #[cfg(test)]
     /// Allocates `size` bytes (`size` > 0), aligned to [`ALIGN`], zeroed.
     ///
     /// The region stays valid and is never handed out again until the arena is

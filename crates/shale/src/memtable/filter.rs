@@ -92,6 +92,7 @@ impl KeyFilter {
         self.words[word].load(Ordering::Relaxed) & bits == bits
     }
 
+    #[cfg(test)]
     /// Bytes of memory held.
     pub fn memory_usage(&self) -> usize {
         8 * self.words.len()

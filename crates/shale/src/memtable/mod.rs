@@ -171,6 +171,7 @@ impl MemTable {
         }
     }
 
+    #[cfg(test)]
     /// The internal key comparator.
     pub fn comparator(&self) -> &InternalKeyComparator {
         &self.list.comparator().icmp
@@ -253,6 +254,7 @@ impl MemTable {
         self.list.memory_usage()
     }
 
+    #[cfg(test)]
     /// Number of entries added.
     #[inline]
     pub fn len(&self) -> usize {

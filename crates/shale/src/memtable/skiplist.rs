@@ -92,6 +92,7 @@ pub trait KeyComparator: Send + Sync {
     /// Three-way comparison of an entry with a decoded key.
     fn compare_key(&self, entry: &[u8], key: &Self::Key<'_>) -> Ordering;
 
+    #[cfg(test)]
     /// Three-way comparison of two entries.
     #[inline]
     fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
@@ -352,6 +353,7 @@ impl EntryWriter<'_> {
         self.put(&b[..=i]);
     }
 
+    #[cfg(test)]
     /// Bytes written so far.
     #[inline]
     pub fn written(&self) -> usize {
@@ -416,6 +418,7 @@ impl<C: KeyComparator> SkipList<C> {
         &self.cmp
     }
 
+    #[cfg(test)]
     /// Number of entries inserted.
     #[inline]
     pub fn len(&self) -> usize {
@@ -434,6 +437,7 @@ impl<C: KeyComparator> SkipList<C> {
         self.arena.memory_usage()
     }
 
+    #[cfg(test)]
     /// Inserts a copy of `entry`. Returns false (and inserts nothing) if an
     /// equal entry is present. Safe to call from several threads at once.
     ///
@@ -464,6 +468,7 @@ impl<C: KeyComparator> SkipList<C> {
         self.link(node)
     }
 
+    #[cfg(test)]
     /// True if an entry equal to `key` is present.
     pub fn contains(&self, key: &[u8]) -> bool {
         let key = self.cmp.decode(key);
@@ -471,6 +476,7 @@ impl<C: KeyComparator> SkipList<C> {
             .is_some_and(|e| self.cmp.compare_key(e, &key) == Ordering::Equal)
     }
 
+    #[cfg(test)]
     /// The first entry `>= key`.
     #[inline]
     pub fn first_at_or_after(&self, key: &[u8]) -> Option<&[u8]> {
@@ -483,6 +489,7 @@ impl<C: KeyComparator> SkipList<C> {
         self.find_greater_or_equal(key).map(Node::entry)
     }
 
+    #[cfg(test)]
     /// An iterator over the list, borrowing it.
     pub fn iter(&self) -> Iter<&SkipList<C>> {
         Iter::new(self)
@@ -899,12 +906,6 @@ impl<H: ListHandle> Iter<H> {
         Iter { handle, node: None }
     }
 
-    /// The handle the iterator was made from.
-    #[inline]
-    pub fn handle(&self) -> &H {
-        &self.handle
-    }
-
     /// True when positioned on an entry.
     #[inline]
     pub fn valid(&self) -> bool {
@@ -937,6 +938,7 @@ impl<H: ListHandle> Iter<H> {
         }
     }
 
+    #[cfg(test)]
     /// Positions at the first entry `>= target`.
     #[inline]
     pub fn seek(&mut self, target: &[u8]) {
@@ -950,6 +952,7 @@ impl<H: ListHandle> Iter<H> {
         self.node = self.handle.list().find_greater_or_equal(key);
     }
 
+    #[cfg(test)]
     /// Positions at the last entry `< target`.
     #[inline]
     pub fn seek_for_prev_exclusive(&mut self, target: &[u8]) {

@@ -179,14 +179,6 @@ impl Block {
         self.seek_entry(cmp, target, key)
     }
 
-    /// Bytes of memory held beyond the contents (an entry index, if built).
-    pub fn extra_memory(&self) -> usize {
-        self.entry_index
-            .get()
-            .and_then(Option::as_ref)
-            .map_or(0, EntryIndex::memory_usage)
-    }
-
     /// Calls `f(offset, key_at, key)` for every entry in order from restart
     /// point `restart` on, with the entry's offset, where its unshared key
     /// bytes start, and its whole key; stops when `f` returns false. True
@@ -637,11 +629,6 @@ impl BlockIter {
         self.cursor.invalidate(&self.block);
         self.back.clear();
         self.status = None;
-    }
-
-    /// The block being iterated.
-    pub fn block(&self) -> &Arc<Block> {
-        &self.block
     }
 
     /// Records the outcome of a movement: a corruption stops the iterator.

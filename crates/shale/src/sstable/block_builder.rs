@@ -102,6 +102,7 @@ impl BlockBuilder {
         self.buffer.is_empty()
     }
 
+    #[cfg(test)]
     /// The last key added (empty after a reset).
     pub fn last_key(&self) -> &[u8] {
         &self.last_key

@@ -136,11 +136,6 @@ impl EntryIndex {
         self.trailer
     }
 
-    /// Bytes of memory held.
-    pub fn memory_usage(&self) -> usize {
-        std::mem::size_of::<EntryIndex>() + 8 * self.words.len()
-    }
-
     /// Entry `i`'s offset and tail.
     #[inline]
     fn meta(&self, i: usize) -> (u32, u8) {

@@ -104,11 +104,6 @@ impl Fences {
         })
     }
 
-    /// Bytes of memory held.
-    pub fn memory_usage(&self) -> usize {
-        std::mem::size_of::<Fences>() + self.common.len() + 8 * self.words.len()
-    }
-
     /// The restart point of the first entry at or after `target` (the number
     /// of restart points if there is none), when every entry is a restart
     /// point and the fences decide it; `None` when they cannot (search the

@@ -150,11 +150,6 @@ impl FilterBlockReader {
             true
         }
     }
-
-    /// The bytes held in memory.
-    pub fn size(&self) -> usize {
-        self.contents.len()
-    }
 }
 
 #[cfg(test)]

@@ -31,7 +31,7 @@ use std::sync::Arc;
 use crate::cache::Cache;
 use crate::comparator::Comparator;
 use crate::filter_policy::FilterPolicy;
-use crate::options::{CompressionType, Options};
+use crate::options::CompressionType;
 
 pub use table::{Table, TableIterator};
 pub use table_builder::TableBuilder;
@@ -56,6 +56,7 @@ pub struct TableOptions {
 }
 
 impl TableOptions {
+    #[cfg(any(test, feature = "internals"))]
     /// LevelDB's defaults (4 KiB blocks, restart interval 16, snappy), no
     /// filter and no cache, with keys ordered by `comparator`.
     pub fn new(comparator: Arc<dyn Comparator>) -> TableOptions {
@@ -67,20 +68,6 @@ impl TableOptions {
             compression: CompressionType::Snappy,
             block_cache: None,
             paranoid_checks: false,
-        }
-    }
-
-    /// The table settings of database `options`, with keys ordered by
-    /// `comparator` (the database's internal key comparator).
-    pub fn from_options(options: &Options, comparator: Arc<dyn Comparator>) -> TableOptions {
-        TableOptions {
-            comparator,
-            filter_policy: options.filter_policy.clone(),
-            block_size: options.block_size,
-            block_restart_interval: options.block_restart_interval,
-            compression: options.compression,
-            block_cache: options.block_cache.clone(),
-            paranoid_checks: options.paranoid_checks,
         }
     }
 }

@@ -96,26 +96,10 @@ impl Table {
         }))
     }
 
-    /// The file's path.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    /// The file's size in bytes.
-    pub fn file_size(&self) -> u64 {
-        self.size
-    }
-
+    #[cfg(test)]
     /// True when the table has a filter made by the options' filter policy.
     pub fn has_filter(&self) -> bool {
         self.filter.is_some()
-    }
-
-    /// Bytes of the index and filter held in memory.
-    pub fn memory_usage(&self) -> usize {
-        self.index.size()
-            + self.index_fences.as_ref().map_or(0, |f| f.memory_usage())
-            + self.filter.as_ref().map_or(0, |f| f.size())
     }
 
     /// The data block at `handle`, from the cache or the file.

@@ -80,7 +80,7 @@ fn write_raw_block(
 /// # use std::sync::Arc;
 /// # use std::path::Path;
 /// use shale::env::{FileSystem, MemFs};
-/// use shale::sstable::{Table, TableBuilder, TableOptions};
+/// use shale::internals::{Table, TableBuilder, TableOptions};
 /// let fs = MemFs::new();
 /// let path = Path::new("/000005.ldb");
 /// let opts = TableOptions::new(Arc::new(shale::BytewiseComparator));

@@ -121,6 +121,7 @@ pub fn get_length_prefixed_slice<'a>(src: &mut &'a [u8]) -> Option<&'a [u8]> {
     Some(value)
 }
 
+#[cfg(any(test, feature = "internals"))]
 /// Reads 4 little-endian bytes and advances the cursor.
 #[inline]
 pub fn get_fixed32(src: &mut &[u8]) -> Option<u32> {
@@ -129,6 +130,7 @@ pub fn get_fixed32(src: &mut &[u8]) -> Option<u32> {
     Some(v)
 }
 
+#[cfg(feature = "internals")]
 /// Reads 8 little-endian bytes and advances the cursor.
 #[inline]
 pub fn get_fixed64(src: &mut &[u8]) -> Option<u64> {

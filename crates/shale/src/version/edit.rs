@@ -97,6 +97,7 @@ impl FileMetaData {
             .max(MIN_ALLOWED_SEEKS)
     }
 
+    #[cfg(test)]
     /// Restores the seek budget to its initial value.
     pub fn reset_allowed_seeks(&self) {
         self.allowed_seeks.store(
@@ -178,47 +179,50 @@ pub struct VersionEdit {
 }
 
 impl VersionEdit {
+    #[cfg(any(test, feature = "internals"))]
     /// An edit that changes nothing.
     pub fn new() -> VersionEdit {
         VersionEdit::default()
     }
 
-    /// Forgets every change.
-    pub fn clear(&mut self) {
-        *self = VersionEdit::default();
-    }
-
+    #[cfg(any(test, feature = "internals"))]
     /// Records the comparator name.
     pub fn set_comparator_name(&mut self, name: &str) {
         self.comparator = Some(name.to_owned());
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// Records the log number.
     pub fn set_log_number(&mut self, n: u64) {
         self.log_number = Some(n);
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// Records the previous log number.
     pub fn set_prev_log_number(&mut self, n: u64) {
         self.prev_log_number = Some(n);
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// Records the next file number.
     pub fn set_next_file_number(&mut self, n: u64) {
         self.next_file_number = Some(n);
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// Records the last sequence number.
     pub fn set_last_sequence(&mut self, seq: SequenceNumber) {
         self.last_sequence = Some(seq);
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// Records where the next compaction of `level` starts.
     pub fn set_compact_pointer(&mut self, level: u32, key: InternalKey) {
         debug_assert!((level as usize) < NUM_LEVELS);
         self.compact_pointers.push((level, key));
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// Adds table file `number` to `level`.
     pub fn add_file(
         &mut self,
@@ -235,6 +239,7 @@ impl VersionEdit {
         ));
     }
 
+    #[cfg(any(test, feature = "internals"))]
     /// Removes table file `number` from `level`.
     pub fn remove_file(&mut self, level: u32, number: u64) {
         debug_assert!((level as usize) < NUM_LEVELS);

@@ -162,11 +162,6 @@ impl VersionSet {
         self.current.clone()
     }
 
-    /// The table cache.
-    pub fn table_cache(&self) -> &Arc<TableCache> {
-        &self.table_cache
-    }
-
     /// Hands out a new file number.
     pub fn new_file_number(&mut self) -> u64 {
         let n = self.next_file_number;

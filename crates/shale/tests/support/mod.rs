@@ -27,7 +27,7 @@ pub type Pairs = Vec<(Vec<u8>, Vec<u8>)>;
 /// Everything visible through `opts`, in ascending key order, or the
 /// iterator's error.
 pub fn contents(db: &Db, opts: &ReadOptions<'_>) -> Result<Pairs> {
-    let mut it = db.iter(opts);
+    let mut it = db.cursor(opts);
     it.seek_to_first();
     let mut out = Vec::new();
     while it.valid() {
@@ -41,7 +41,7 @@ pub fn contents(db: &Db, opts: &ReadOptions<'_>) -> Result<Pairs> {
 /// Everything visible through `opts`, walked from the last key back to the
 /// first (returned in that descending order), or the iterator's error.
 pub fn contents_reverse(db: &Db, opts: &ReadOptions<'_>) -> Result<Pairs> {
-    let mut it = db.iter(opts);
+    let mut it = db.cursor(opts);
     it.seek_to_last();
     let mut out = Vec::new();
     while it.valid() {
@@ -55,7 +55,7 @@ pub fn contents_reverse(db: &Db, opts: &ReadOptions<'_>) -> Result<Pairs> {
 /// A positioned walk over the database for tests that seek and step: each
 /// call returns the entry the cursor lands on (`None` past either end).
 pub struct Cursor {
-    it: shale::DbIter,
+    it: shale::Cursor,
 }
 
 /// Where to position a [`Cursor`].
@@ -69,7 +69,7 @@ pub enum Move<'k> {
 
 impl Cursor {
     pub fn new(db: &Db, opts: &ReadOptions<'_>) -> Cursor {
-        Cursor { it: db.iter(opts) }
+        Cursor { it: db.cursor(opts) }
     }
 
     /// Moves and returns the entry now under the cursor. `Next`/`Prev` on an
