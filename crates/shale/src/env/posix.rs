@@ -21,10 +21,23 @@
 //! Random-access files (tables) are mapped into memory, up to
 //! [`MAX_MAPPED_FILES`] at once, so that a block read is a slice of the
 //! mapping instead of a `pread` system call and a copy; beyond that budget,
-//! or where mapping fails, they are read with `pread`. A table is never
-//! written again once it is opened for reading, so the mapping is stable as
-//! long as no other program truncates the file (which, as with LevelDB's
-//! mapped tables, would fault the process).
+//! or where mapping fails, they are read with `pread`.
+//!
+//! A mapping covers the file as it is when opened, and every read is
+//! bounded by the mapping's length, so a file that is already short reads as
+//! short (an error), never past its end. The table cache also compares each
+//! table's size on disk with the size the MANIFEST records before using it
+//! (`db/table_cache.rs`), so a table cut short while the database was closed
+//! is reported as corruption naming the file and both sizes. What remains is
+//! a file that shrinks *while* it is mapped: touching a page past its new
+//! end raises SIGBUS, which no error return can catch. The engine never
+//! writes or truncates a table once it is opened for reading (it unlinks
+//! obsolete tables, which leaves their mappings intact), so only another
+//! program truncating a live table in place could cause it, the same
+//! exposure LevelDB accepts for its mapped tables. Mapping is kept because
+//! it is what makes block reads cheap (a cache miss costs no system call
+//! and no copy); the risk is documented in `docs/architecture.md` rather
+//! than traded for a `pread` per block read.
 
 use std::collections::HashSet;
 use std::fs::{self, File, OpenOptions};
