@@ -91,8 +91,10 @@ impl WriteBatch {
     /// Adds "set `key` to `value`".
     ///
     /// Fails with [`Error::InvalidArgument`] (leaving the batch unchanged) if
-    /// the key is longer than [`MAX_KEY_LEN`] or the value than
-    /// [`MAX_VALUE_LEN`], or the batch already holds `u32::MAX` updates.
+    /// the key is longer than [`MAX_KEY_LEN`], the value than
+    /// [`MAX_VALUE_LEN`], the two together take more than [`MAX_ENTRY_LEN`]
+    /// bytes in the memtable (see [`check_update`]), or the batch already
+    /// holds `u32::MAX` updates. Nothing oversized ever reaches the log.
     ///
     /// ```
     /// let mut batch = shale::WriteBatch::new();
@@ -102,8 +104,7 @@ impl WriteBatch {
     /// ```
     pub fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         let count = self.next_count(1)?;
-        check_len("key", key, MAX_KEY_LEN)?;
-        check_len("value", value, MAX_VALUE_LEN)?;
+        check_update(key.len(), value.len())?;
         self.rep.reserve(
             1 + varint_length(key.len() as u64)
                 + key.len()
@@ -129,7 +130,7 @@ impl WriteBatch {
     /// ```
     pub fn delete(&mut self, key: &[u8]) -> Result<()> {
         let count = self.next_count(1)?;
-        check_len("key", key, MAX_KEY_LEN)?;
+        check_update(key.len(), 0)?;
         self.rep.push(ValueType::Deletion as u8);
         put_length_prefixed_slice(&mut self.rep, key);
         self.set_count(count);
@@ -331,15 +332,51 @@ impl WriteBatch {
 pub const MAX_KEY_LEN: usize = u32::MAX as usize - 8;
 
 /// The longest value a batch takes: values are stored with a 32-bit length.
+/// (A value this long leaves no room for the rest of its memtable entry:
+/// see [`MAX_ENTRY_LEN`].)
 pub const MAX_VALUE_LEN: usize = u32::MAX as usize;
 
-/// Refuses `data` longer than `max` bytes.
-#[inline]
-fn check_len(what: &str, data: &[u8], max: usize) -> Result<()> {
-    if data.len() > max {
+/// The most bytes one update takes in the memtable: the key's length
+/// (varint), the key and its 8-byte trailer, the value's length (varint)
+/// and the value. The skiplist stores an entry's length in 32 bits, so a
+/// key and a value that each pass their own limit may still be refused
+/// together.
+pub const MAX_ENTRY_LEN: usize = u32::MAX as usize;
+
+/// The bytes an update with a key of `key_len` and a value of `value_len`
+/// bytes takes in the memtable (see [`MAX_ENTRY_LEN`]); in 64 bits, where
+/// lengths below `u32::MAX` cannot overflow.
+pub(crate) fn memtable_entry_len(key_len: u64, value_len: u64) -> u64 {
+    let internal_key = key_len.saturating_add(8);
+    (varint_length(internal_key) as u64)
+        .saturating_add(internal_key)
+        .saturating_add(varint_length(value_len) as u64)
+        .saturating_add(value_len)
+}
+
+/// Refuses an update whose key or value is too long for its 32-bit length,
+/// or which together would not fit in one memtable entry: every limit that
+/// the memtable, the tables and the log's batch encoding put on one update.
+/// (A batch as a whole, the group commit that joins batches, and the log
+/// record that carries a group have no limit of their own besides the
+/// count of updates, which [`WriteBatch::append`] checks: the log cuts a
+/// record of any length into fragments and reads it back whole.)
+pub(crate) fn check_update(key_len: usize, value_len: usize) -> Result<()> {
+    if key_len > MAX_KEY_LEN {
         return Err(Error::InvalidArgument(format!(
-            "{what} of {} bytes is too long (at most {max})",
-            data.len()
+            "key of {key_len} bytes is too long (at most {MAX_KEY_LEN})"
+        )));
+    }
+    if value_len > MAX_VALUE_LEN {
+        return Err(Error::InvalidArgument(format!(
+            "value of {value_len} bytes is too long (at most {MAX_VALUE_LEN})"
+        )));
+    }
+    let entry = memtable_entry_len(key_len as u64, value_len as u64);
+    if entry > MAX_ENTRY_LEN as u64 {
+        return Err(Error::InvalidArgument(format!(
+            "key of {key_len} bytes and value of {value_len} bytes are too long together: \
+             their memtable entry would take {entry} bytes (at most {MAX_ENTRY_LEN})"
         )));
     }
     Ok(())
@@ -397,6 +434,53 @@ mod tests {
     use super::*;
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};
+
+    #[test]
+    fn updates_too_long_together_for_a_memtable_entry_are_refused() {
+        // Once a key and a value that each passed their own limit, 4 GiB or
+        // more together, were logged and then panicked in the memtable, at
+        // the write and at every recovery.
+        let key = 1usize << 31; // internal key 2^31 + 8: a 5-byte varint
+        let largest_value = u32::MAX as usize - (5 + key + 8 + 5);
+        assert!(key <= MAX_KEY_LEN && largest_value < MAX_VALUE_LEN);
+        assert_eq!(
+            memtable_entry_len(key as u64, largest_value as u64),
+            MAX_ENTRY_LEN as u64
+        );
+        check_update(key, largest_value).unwrap();
+        for (k, v) in [
+            (key, largest_value + 1),
+            (key, 1 << 31),
+            (1 << 31, 1 << 31),
+            (MAX_KEY_LEN, 0),
+            (0, MAX_VALUE_LEN),
+            (MAX_KEY_LEN, MAX_VALUE_LEN),
+        ] {
+            match check_update(k, v) {
+                Err(Error::InvalidArgument(msg)) => assert!(
+                    msg.contains("too long together") && msg.contains(&format!("{MAX_ENTRY_LEN}")),
+                    "{msg}"
+                ),
+                other => panic!("key {k}, value {v}: {other:?}"),
+            }
+        }
+        // Each field's own limit is still reported as such.
+        for (k, v, what) in [
+            (MAX_KEY_LEN + 1, 0, "key of"),
+            (0, MAX_VALUE_LEN + 1, "value of"),
+            (usize::MAX, usize::MAX, "key of"),
+        ] {
+            match check_update(k, v) {
+                Err(Error::InvalidArgument(msg)) => assert!(msg.starts_with(what), "{msg}"),
+                other => panic!("key {k}, value {v}: {other:?}"),
+            }
+        }
+        // Small updates take what the memtable's encoding takes.
+        assert_eq!(memtable_entry_len(3, 5), 1 + 11 + 1 + 5);
+        assert_eq!(memtable_entry_len(119, 128), 1 + 127 + 2 + 128);
+        assert_eq!(memtable_entry_len(120, 128), 2 + 128 + 2 + 128);
+        check_update(0, 0).unwrap();
+    }
 
     /// Renders the batch as LevelDB's write_batch_test does, via `for_each`.
     fn print_contents(b: &WriteBatch) -> String {

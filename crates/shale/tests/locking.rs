@@ -151,7 +151,9 @@ fn a_second_open_under_another_spelling_of_the_directory_fails() {
     // The first open names the directory through `..`, before LOCK exists.
     let roundabout = dir.join("..").join("db");
     let db = Db::open(&roundabout, options()).unwrap();
-    for spelling in [dir.clone(), roundabout.clone()] {
+    let link = tmp.path().join("link");
+    std::os::unix::fs::symlink(&dir, &link).unwrap();
+    for spelling in [dir.clone(), roundabout.clone(), link] {
         match Db::open(&spelling, options()) {
             Ok(_) => panic!("{} opened twice", spelling.display()),
             Err(e) => assert!(e.to_string().contains("LOCK"), "{e}"),

@@ -17,7 +17,7 @@ use std::thread::JoinHandle;
 use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 
-use crate::batch::{WriteBatch, MAX_KEY_LEN};
+use crate::batch::{check_update, WriteBatch};
 use crate::cache::Cache;
 use crate::db::db_iter::ReadSampleHook;
 use crate::db::info_log::InfoLog;
@@ -303,15 +303,19 @@ impl Db {
         Ok(db)
     }
 
-    /// Sets `key` to `value`. A key longer than [`MAX_KEY_LEN`] or a value
-    /// longer than [`MAX_VALUE_LEN`](crate::batch::MAX_VALUE_LEN) is refused
-    /// with [`Error::InvalidArgument`] before anything is written.
+    /// Sets `key` to `value`. A key longer than [`MAX_KEY_LEN`], a value
+    /// longer than [`MAX_VALUE_LEN`](crate::batch::MAX_VALUE_LEN), or a pair
+    /// too long together for one memtable entry
+    /// ([`MAX_ENTRY_LEN`](crate::batch::MAX_ENTRY_LEN)) is refused with
+    /// [`Error::InvalidArgument`] before anything is written.
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
         self.put_with(&WriteOptions::default(), key, value)
     }
 
     /// Sets `key` to `value` with explicit write options.
     pub fn put_with(&self, opts: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
+        // Checked before the batch's memory is reserved for them.
+        check_update(key.len(), value.len())?;
         let mut batch = WriteBatch::with_capacity(key.len() + value.len() + 16);
         batch.put(key, value)?;
         self.inner.write_batch(opts, batch)
@@ -324,6 +328,7 @@ impl Db {
 
     /// Removes `key` with explicit write options.
     pub fn delete_with(&self, opts: &WriteOptions, key: &[u8]) -> Result<()> {
+        check_update(key.len(), 0)?;
         let mut batch = WriteBatch::with_capacity(key.len() + 8);
         batch.delete(key)?;
         self.inner.write_batch(opts, batch)
@@ -1045,8 +1050,9 @@ fn read_sample_hook(db: Weak<DbInner>, version: Arc<Version>) -> ReadSampleHook 
 /// logs being replayed (0 before the first); the batch must come after it,
 /// as every batch the write path logs does. A batch that fails a check is
 /// corruption and changes nothing: a malformed record, a count that does not
-/// match the records, a key longer than [`MAX_KEY_LEN`] (the memtable could
-/// not hold it), sequence numbers past [`MAX_SEQUENCE_NUMBER`], or sequence
+/// match the records, an update the write path would have refused for its
+/// size (see [`logged_update_fits`]: the memtable could not hold it, and
+/// inserting it would panic), sequence numbers past [`MAX_SEQUENCE_NUMBER`], or sequence
 /// numbers already used (which would add an internal key twice). The caller
 /// counts such a record as skipped (a log with skipped records is not
 /// reused). On success `replayed` becomes the batch's last sequence number
@@ -1061,15 +1067,7 @@ pub(crate) fn apply_log_record(
     }
     let batch = WriteBatch::from_contents(record)?;
     // Check every record before applying any, so a damaged batch is dropped whole.
-    batch.for_each(|_, key, _| {
-        if key.len() > MAX_KEY_LEN {
-            return Err(Error::bad_data(format!(
-                "a key of {} bytes in a log record",
-                key.len()
-            )));
-        }
-        Ok(())
-    })?;
+    batch.for_each(|_, key, value| logged_update_fits(key.len(), value.len()))?;
     let count = u64::from(batch.count());
     if count == 0 {
         return Ok(());
@@ -1092,6 +1090,19 @@ pub(crate) fn apply_log_record(
     insert_into(mem, &batch)?;
     *replayed = last;
     Ok(())
+}
+
+/// Corruption if a logged update with a key of `key_len` and a value of
+/// `value_len` bytes is one the write path refuses (an older writer, or
+/// damage, may have logged it): the memtable cannot hold it.
+fn logged_update_fits(key_len: usize, value_len: usize) -> Result<()> {
+    check_update(key_len, value_len).map_err(|e| {
+        let reason = match e {
+            Error::InvalidArgument(reason) => reason,
+            other => other.to_string(),
+        };
+        Error::bad_data(format!("an update in a log record is too large: {reason}"))
+    })
 }
 
 /// Applies the updates of `batch` to `mem`, numbering them from the batch's sequence.
@@ -1120,6 +1131,24 @@ mod tests {
         }
         b.set_sequence(seq);
         b.contents().to_vec()
+    }
+
+    #[test]
+    fn logged_updates_too_large_for_the_memtable_are_corruption() {
+        // Once such a record, logged by a writer that let it through,
+        // panicked in the memtable at every recovery.
+        for (k, v) in [
+            (1usize << 31, 1usize << 31),
+            (u32::MAX as usize, 0),
+            (0, u32::MAX as usize),
+        ] {
+            let err = logged_update_fits(k, v).unwrap_err();
+            assert!(
+                err.is_corruption() && err.to_string().contains("too large"),
+                "{err}"
+            );
+        }
+        logged_update_fits(1 << 20, 1 << 30).unwrap();
     }
 
     #[test]

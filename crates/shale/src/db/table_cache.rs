@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::iterator::InternalIterator;
 use crate::options::Options;
 use crate::sstable::{Table, TableIterator, TableOptions};
@@ -40,6 +40,11 @@ impl TableCache {
     }
 
     /// The open table for file `number` of `size` bytes, opening it if needed.
+    ///
+    /// A file whose size on disk is not `size` (the size the MANIFEST
+    /// records) is corruption, reported before any of it is read: the
+    /// table was cut short or overwritten, and a mapped table read past its
+    /// real end would fault the process instead of failing.
     pub fn table(&self, number: u64, size: u64) -> Result<Arc<Table>> {
         if let Some(t) = self.tables.get(&number) {
             return Ok(t);
@@ -60,6 +65,15 @@ impl TableCache {
                 }
             }
         };
+        // (One `stat` per table opened; opened tables stay in the cache.)
+        let actual = fs.file_size(&path)?;
+        if actual != size {
+            return Err(Error::corruption(
+                &path,
+                None,
+                format!("table file is {actual} bytes, but the MANIFEST records {size} bytes"),
+            ));
+        }
         let table = Table::open(self.table_options.clone(), file, path, size)?;
         self.tables.insert(number, table.clone());
         Ok(table)

@@ -21,12 +21,26 @@
 //! Random-access files (tables) are mapped into memory, up to
 //! [`MAX_MAPPED_FILES`] at once, so that a block read is a slice of the
 //! mapping instead of a `pread` system call and a copy; beyond that budget,
-//! or where mapping fails, they are read with `pread`. A table is never
-//! written again once it is opened for reading, so the mapping is stable as
-//! long as no other program truncates the file (which, as with LevelDB's
-//! mapped tables, would fault the process).
+//! or where mapping fails, they are read with `pread`.
+//!
+//! A mapping covers the file as it is when opened, and every read is
+//! bounded by the mapping's length, so a file that is already short reads as
+//! short (an error), never past its end. The table cache also compares each
+//! table's size on disk with the size the MANIFEST records before using it
+//! (`db/table_cache.rs`), so a table cut short while the database was closed
+//! is reported as corruption naming the file and both sizes. What remains is
+//! a file that shrinks *while* it is mapped: touching a page past its new
+//! end raises SIGBUS, which no error return can catch. The engine never
+//! writes or truncates a table once it is opened for reading (it unlinks
+//! obsolete tables, which leaves their mappings intact), so only another
+//! program truncating a live table in place could cause it, the same
+//! exposure LevelDB accepts for its mapped tables. Mapping is kept because
+//! it is what makes block reads cheap (a cache miss costs no system call
+//! and no copy); the risk is documented in `docs/architecture.md` rather
+//! than traded for a `pread` per block read.
 
 use std::collections::HashSet;
+use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::os::unix::fs::FileExt;
@@ -56,8 +70,8 @@ impl PosixFs {
 /// Paths locked by this process (keys from [`lock_key`]): `fcntl` locks are
 /// per process, so a second lock in the same process must be caught here,
 /// before the file is opened again.
-fn locked_paths() -> &'static Mutex<HashSet<PathBuf>> {
-    static LOCKS: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
+fn locked_paths() -> &'static Mutex<HashSet<LockKey>> {
+    static LOCKS: OnceLock<Mutex<HashSet<LockKey>>> = OnceLock::new();
     LOCKS.get_or_init(|| Mutex::new(HashSet::new()))
 }
 
@@ -450,7 +464,7 @@ impl Drop for PosixWritable {
 /// A held `LOCK`: the open file carrying the locks, and the key of the
 /// in-process table entry that stops a second lock of it in this process.
 struct PosixLock {
-    key: PathBuf,
+    key: LockKey,
     /// The only descriptor of the file this process holds while the lock
     /// is held; closing it releases both OS locks.
     file: Option<File>,
@@ -470,26 +484,39 @@ impl Drop for PosixLock {
     }
 }
 
-/// The key of `path` in the in-process lock table: the canonical path of its
-/// directory (which exists once the database directory is created) joined
-/// with the file name, so that two spellings of the same directory (a
-/// symbolic link, `..`, a relative path) meet in the table whether or not
-/// the lock file exists yet.
-fn lock_key(path: &Path) -> PathBuf {
-    let canonical = match (path.parent(), path.file_name()) {
-        (Some(dir), Some(name)) => {
-            let dir = if dir.as_os_str().is_empty() {
-                Path::new(".")
-            } else {
-                dir
+/// A file's identity in the in-process lock table.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum LockKey {
+    /// The device and inode of the file's directory, and the file's name.
+    InDir { dev: u64, ino: u64, name: OsString },
+    /// The file's path as given, where its directory cannot be examined
+    /// (then the file cannot be created either, and the lock fails).
+    Path(PathBuf),
+}
+
+/// The key of `path` in the in-process lock table: the identity of its
+/// directory (which exists once the database directory is created) and the
+/// file name, so that every way of naming the same directory (a symbolic
+/// link, `..`, a relative path, a bind mount, a hard-linked path) meets in
+/// the table, whether or not the lock file exists yet, and without opening
+/// the file.
+fn lock_key(path: &Path) -> LockKey {
+    use std::os::unix::fs::MetadataExt;
+    if let (Some(dir), Some(name)) = (path.parent(), path.file_name()) {
+        let dir = if dir.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            dir
+        };
+        if let Ok(meta) = fs::metadata(dir) {
+            return LockKey::InDir {
+                dev: meta.dev(),
+                ino: meta.ino(),
+                name: name.to_os_string(),
             };
-            dir.canonicalize().ok().map(|d| d.join(name))
         }
-        _ => None,
-    };
-    canonical
-        .or_else(|| std::path::absolute(path).ok())
-        .unwrap_or_else(|| path.to_path_buf())
+    }
+    LockKey::Path(path.to_path_buf())
 }
 
 /// The error for a lock held elsewhere (the kind callers test for).

@@ -4,7 +4,8 @@
 //! Invariant: `block_offset` is the write position inside the current block
 //! (`file_len % BLOCK_SIZE`), and every fragment header fits in its block.
 //! After a failed write the position in the file is unknown, so the writer
-//! refuses further records (the database switches to a new log instead).
+//! refuses further records (and the database refuses further writes: see
+//! `db/write.rs`).
 
 use crate::env::WritableFile;
 use crate::error::{Error, Result};

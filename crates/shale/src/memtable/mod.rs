@@ -183,8 +183,9 @@ impl MemTable {
     /// `(user_key, seq, t)` must be added at most once.
     ///
     /// # Panics
-    /// If the internal key or the value is 4 GiB or longer (the log format
-    /// cannot hold such a write, so the write path rejects it before).
+    /// If the entry would take more than 4 GiB: the write path refuses such
+    /// an update before it is logged, and recovery treats one found in a log
+    /// as corruption (`batch::check_update`).
     pub fn add(&self, seq: SequenceNumber, t: ValueType, user_key: &[u8], value: &[u8]) {
         let (Ok(key_len), Ok(value_len)) = (
             u32::try_from(user_key.len() + 8),

@@ -49,6 +49,9 @@ pub struct Block {
     /// Built by the point lookup after the first [`LOOKUPS_BEFORE_INDEX`]
     /// (`None` inside when the block cannot have one).
     entry_index: OnceLock<Option<EntryIndex>>,
+    /// The block's checksum was checked when it was read (a cached block
+    /// read without the check is read again by a reader that wants it).
+    checksum_verified: bool,
 }
 
 impl Block {
@@ -80,7 +83,18 @@ impl Block {
             num_restarts,
             lookups: AtomicU8::new(0),
             entry_index: OnceLock::new(),
+            checksum_verified: false,
         })
+    }
+
+    /// Records whether the block's checksum was checked when it was read.
+    pub(crate) fn set_checksum_verified(&mut self, verified: bool) {
+        self.checksum_verified = verified;
+    }
+
+    /// True if the block's checksum was checked when it was read.
+    pub(crate) fn checksum_verified(&self) -> bool {
+        self.checksum_verified
     }
 
     /// The size of the block in bytes (what the block cache charges).

@@ -110,12 +110,18 @@ impl Table {
         fill_cache: bool,
     ) -> Result<Arc<Block>> {
         let cache = self.opts.block_cache.as_ref();
-        if let Some(block) = cache.and_then(|c| c.get(self.cache_id, handle.offset)) {
-            return Ok(block);
-        }
         let verify = verify_checksums || self.opts.paranoid_checks;
-        let (block, cachable) = read_block_shared(&self.file, self.size, handle, verify)
+        if let Some(block) = cache.and_then(|c| c.get(self.cache_id, handle.offset)) {
+            // A block cached by a read that skipped the checksum is read
+            // again by one that wants it checked (a compaction must never
+            // copy damaged data into a table with a fresh checksum).
+            if !verify || block.checksum_verified() {
+                return Ok(block);
+            }
+        }
+        let (mut block, cachable) = read_block_shared(&self.file, self.size, handle, verify)
             .map_err(|e| e.in_file(&self.path, Some(handle.offset)))?;
+        block.set_checksum_verified(verify);
         let block = Arc::new(block);
         if let (Some(c), true, true) = (cache, fill_cache, cachable) {
             c.insert(self.cache_id, handle.offset, block.clone());

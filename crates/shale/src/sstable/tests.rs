@@ -803,3 +803,45 @@ fn mapped_tables_lend_uncompressed_blocks() {
         assert_eq!(it.key(), entries.last().unwrap().0);
     }
 }
+
+#[test]
+fn a_block_cached_without_its_checksum_checked_is_checked_when_asked() {
+    // Once a block cached by a read that skipped the checksum was served
+    // as it was to a reader that asked for the check (a compaction).
+    let fs = MemFs::new();
+    let path = Path::new("/v.ldb");
+    let entries = numbered_entries(200);
+    let mut opts = options(CompressionType::None, false);
+    opts.block_cache = Some(Cache::new(1 << 20));
+    build(&fs, path, &opts, &entries);
+    let image = crate::env::read_file(&fs, path).unwrap();
+    let at = image
+        .windows(100)
+        .position(|w| w == [b'v'; 100].as_slice())
+        .unwrap();
+    fs.corrupt_byte(path, at + 50, b'w').unwrap();
+    let t = open(&fs, path, &opts).unwrap();
+
+    // An unchecked read caches the damaged block and sees the damage.
+    let first = &entries[0].0;
+    let value = t
+        .get(false, true, first, |_, v| v.to_vec())
+        .unwrap()
+        .unwrap();
+    assert!(value.contains(&b'w'));
+
+    for fill_cache in [false, true] {
+        let mut it = t.iter(true, fill_cache);
+        it.seek_to_first();
+        while it.valid() {
+            it.next();
+        }
+        let err = it.status().unwrap_err();
+        assert!(
+            err.is_corruption() && err.to_string().contains("/v.ldb"),
+            "{err}"
+        );
+        let err = t.get(true, true, first, |_, _| ()).unwrap_err();
+        assert!(err.is_corruption(), "{err}");
+    }
+}
