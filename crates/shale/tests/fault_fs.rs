@@ -122,6 +122,24 @@ fn a_directory_sync_covers_only_its_directory() {
 }
 
 #[test]
+fn synchronous_directories_make_directory_changes_durable_at_once() {
+    let fs = fs();
+    fs.set_synchronous_directories(true);
+    write(&fs, "a", b"a", true);
+    write(&fs, "b", b"b", false);
+    write(&fs, "c", b"c", true);
+    fs.rename(&path("c"), &path("d")).unwrap();
+    let image = fs.power_cut(Cut::DropUnsynced, 0);
+    let names: Vec<&Path> = image.files.keys().map(|p| p.as_path()).collect();
+    assert_eq!(names, [path("a"), path("b"), path("d")]);
+    assert_eq!(
+        file(&image, "b"),
+        Some(&b""[..]),
+        "file data still needs a sync"
+    );
+}
+
+#[test]
 fn an_unsynced_truncation_is_undone() {
     let fs = fs();
     write(&fs, "LOG", b"long synced text", true);
@@ -269,6 +287,39 @@ fn a_partial_append_writes_half_before_failing() {
 }
 
 #[test]
+fn captured_images_equal_power_cuts_at_the_same_operation() {
+    // The same sequence of operations, imaged before operation 5 without
+    // stopping, and cut there.
+    let ops = |fs: &FaultFs| -> shale::Result<()> {
+        let mut f = fs.new_writable_file(&path("f"))?; // 2
+        f.append(b"one")?; // 3
+        f.sync()?; // 4
+        fs.sync_dir(&dir())?; // 5
+        f.append(b"two")?; // 6
+        f.sync()
+    };
+    let captured = fs();
+    captured.capture_at([(5, (Cut::DropUnsynced, 0)), (7, (Cut::DropUnsynced, 0))].into());
+    ops(&captured).unwrap();
+    let images = captured.captured();
+    assert_eq!(images.iter().map(|c| c.index).collect::<Vec<_>>(), [5, 7]);
+    assert!(
+        images[0].trace.ends_with("#5 SyncDir /db"),
+        "{}",
+        images[0].trace
+    );
+    let cut = fs();
+    cut.cut_at(5);
+    assert!(ops(&cut).is_err());
+    assert_eq!(images[0].image, cut.power_cut(Cut::DropUnsynced, 0));
+    assert!(
+        images[0].image.files.is_empty(),
+        "the entry was not synced yet"
+    );
+    assert_eq!(file(&images[1].image, "f"), Some(&b"one"[..]));
+}
+
+#[test]
 fn the_cut_fails_operation_k_and_every_later_one() {
     let fs = fs();
     let start = fs.op_count();
@@ -354,6 +405,11 @@ fn the_prefix_check_finds_every_consistent_prefix_and_nothing_else() {
     assert!(
         check_prefix(&none, &writes, 4, &at(3)).is_err(),
         "a required write is missing"
+    );
+    let err = check_prefix(&none, &writes, 4, &at(3)).unwrap_err();
+    assert!(
+        err.contains("holds the first 3 of the 4 writes, but the first 4 must be"),
+        "{err}"
     );
     // Half a batch is no prefix.
     let half: Contents = [

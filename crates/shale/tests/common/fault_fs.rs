@@ -227,10 +227,11 @@ impl Cut {
 }
 
 /// The durable contents of a file system: what a machine finds on boot.
+/// (Images share the bytes of files that did not change between them.)
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Image {
     /// Every file and its bytes.
-    pub files: BTreeMap<PathBuf, Vec<u8>>,
+    pub files: BTreeMap<PathBuf, Arc<Vec<u8>>>,
     /// Every directory.
     pub dirs: BTreeSet<PathBuf>,
 }
@@ -238,28 +239,30 @@ pub struct Image {
 /// A file: what readers see, and what a power cut keeps.
 struct FileData {
     data: Vec<u8>,
-    durable: Vec<u8>,
+    /// Shared with the images taken since the last sync.
+    durable: Arc<Vec<u8>>,
     /// True while `data` is `durable` followed by appended bytes (false after
     /// a truncation not yet synced).
     extends_durable: bool,
 }
 
 impl FileData {
-    fn new(bytes: Vec<u8>) -> FileData {
+    fn new(bytes: Arc<Vec<u8>>) -> FileData {
         FileData {
-            data: bytes.clone(),
+            data: bytes.to_vec(),
             durable: bytes,
             extends_durable: true,
         }
     }
 
     fn sync(&mut self) {
-        if self.extends_durable {
-            let from = self.durable.len();
-            self.durable.extend_from_slice(&self.data[from..]);
-        } else {
-            self.durable = self.data.clone();
+        if !self.extends_durable {
+            self.durable = Arc::default();
             self.extends_durable = true;
+        }
+        let from = self.durable.len();
+        if from < self.data.len() {
+            Arc::make_mut(&mut self.durable).extend_from_slice(&self.data[from..]);
         }
     }
 }
@@ -268,7 +271,7 @@ impl FileData {
 type Inode = Arc<Mutex<FileData>>;
 
 /// A new file holding `bytes`, all of them durable.
-fn new_inode(bytes: Vec<u8>) -> Inode {
+fn new_inode(bytes: Arc<Vec<u8>>) -> Inode {
     Arc::new(Mutex::new(FileData::new(bytes)))
 }
 
@@ -278,6 +281,19 @@ fn new_inode(bytes: Vec<u8>) -> Inode {
 struct DirChange {
     dir: PathBuf,
     entries: Vec<(PathBuf, Option<Inode>)>,
+}
+
+/// An image taken for [`FaultFs::capture_at`].
+pub struct Captured {
+    /// The operation it was taken before.
+    pub index: u64,
+    /// How much unsynced data it kept.
+    pub cut: Cut,
+    /// The image.
+    pub image: Image,
+    /// The operations that led there, the last being the one that did not
+    /// happen.
+    pub trace: String,
 }
 
 /// The append a torn write may cut: `inode` took bytes `start..end`.
@@ -296,15 +312,21 @@ struct State {
     /// Directory changes not yet synced, oldest first.
     pending: Vec<DirChange>,
     dirs: BTreeSet<PathBuf>,
+    /// Directory changes are durable when made (see
+    /// [`FaultFs::set_synchronous_directories`]).
+    dirsync: bool,
     locks: BTreeSet<PathBuf>,
     last_append: Option<LastAppend>,
     /// Operations so far: the index of the latest.
     ops: u64,
     counts: BTreeMap<Op, u64>,
     cut_at: Option<u64>,
+    /// Operations before which to take an image, and how.
+    capture_at: BTreeMap<u64, (Cut, u64)>,
+    captured: Vec<Captured>,
     faults: Vec<Fault>,
     injected: Vec<Injected>,
-    /// The latest operations, for failure messages.
+    /// The latest operations (up to the cut), for failure messages.
     trace: VecDeque<String>,
 }
 
@@ -322,11 +344,25 @@ impl State {
         self.ops += 1;
         let index = self.ops;
         *self.counts.entry(op).or_default() += 1;
-        if self.trace.len() == TRACE_LEN {
-            self.trace.pop_front();
+        // The trace ends at the cut: what the dead machine was asked later
+        // tells nothing.
+        if self.cut_at.is_none_or(|k| index <= k) {
+            if self.trace.len() == TRACE_LEN {
+                self.trace.pop_front();
+            }
+            self.trace
+                .push_back(format!("#{index} {op:?} {}", path.display()));
         }
-        self.trace
-            .push_back(format!("#{index} {op:?} {}", path.display()));
+        if let Some((cut, seed)) = self.capture_at.remove(&index) {
+            let image = self.image(cut, seed);
+            let trace = self.trace();
+            self.captured.push(Captured {
+                index,
+                cut,
+                image,
+                trace,
+            });
+        }
         if self.cut_at.is_some_and(|k| index >= k) {
             return Err(Fired {
                 error: Error::io(
@@ -379,10 +415,72 @@ impl State {
 
     /// Records a directory change (already made to `live`).
     fn change(&mut self, path: &Path, inode: Option<Inode>) {
-        self.pending.push(DirChange {
+        self.record(DirChange {
             dir: parent(path),
             entries: vec![(path.to_path_buf(), inode)],
         });
+    }
+
+    /// Records a directory change, durable at once if directories are
+    /// synchronous.
+    fn record(&mut self, change: DirChange) {
+        if self.dirsync {
+            apply(&mut self.durable, &change);
+        } else {
+            self.pending.push(change);
+        }
+    }
+
+    fn trace(&self) -> String {
+        self.trace.iter().cloned().collect::<Vec<_>>().join("\n")
+    }
+
+    /// What a power cut now would leave on disk.
+    fn image(&self, cut: Cut, seed: u64) -> Image {
+        let mut rng = StdRng::seed_from_u64(seed);
+        let mut namespace = self.durable.clone();
+        if cut == Cut::KeepSome {
+            let kept = rng.gen_range(0..=self.pending.len());
+            for change in &self.pending[..kept] {
+                apply(&mut namespace, change);
+            }
+        }
+        let mut files = BTreeMap::new();
+        for (path, inode) in &namespace {
+            let f = inode.lock().unwrap();
+            let mut bytes = f.durable.clone();
+            match cut {
+                Cut::DropUnsynced => {}
+                Cut::TornTail => {
+                    if let Some(last) = self
+                        .last_append
+                        .as_ref()
+                        .filter(|a| Arc::ptr_eq(&a.inode, inode) && f.extends_durable)
+                    {
+                        let from = last.start.max(bytes.len());
+                        if from < last.end && last.end <= f.data.len() {
+                            let keep = rng.gen_range(from..last.end);
+                            bytes = Arc::new(f.data[..keep].to_vec());
+                        }
+                    }
+                }
+                Cut::KeepSome => {
+                    if f.extends_durable {
+                        let keep = rng.gen_range(bytes.len()..=f.data.len());
+                        if keep > bytes.len() {
+                            bytes = Arc::new(f.data[..keep].to_vec());
+                        }
+                    } else if rng.gen() {
+                        bytes = Arc::new(f.data.clone());
+                    }
+                }
+            }
+            files.insert(path.clone(), bytes);
+        }
+        Image {
+            files,
+            dirs: self.dirs.clone(),
+        }
     }
 }
 
@@ -446,6 +544,13 @@ impl FaultFs {
         Ok(st)
     }
 
+    /// Makes directory changes durable when they are made, as on a file
+    /// system mounted with `dirsync`: what survives a power cut then depends
+    /// only on the files' syncs.
+    pub fn set_synchronous_directories(&self, on: bool) {
+        self.lock().dirsync = on;
+    }
+
     /// The number of operations so far.
     pub fn op_count(&self) -> u64 {
         self.lock().ops
@@ -488,10 +593,10 @@ impl FaultFs {
         self.lock().injected.clone()
     }
 
-    /// The latest operations, one per line, for failure messages.
+    /// The latest operations up to the cut, one per line, for failure
+    /// messages.
     pub fn recent_ops(&self) -> String {
-        let st = self.lock();
-        st.trace.iter().cloned().collect::<Vec<_>>().join("\n")
+        self.lock().trace()
     }
 
     /// The files and directories the running system sees (unsynced data
@@ -502,7 +607,7 @@ impl FaultFs {
             files: st
                 .live
                 .iter()
-                .map(|(p, inode)| (p.clone(), inode.lock().unwrap().data.clone()))
+                .map(|(p, inode)| (p.clone(), Arc::new(inode.lock().unwrap().data.clone())))
                 .collect(),
             dirs: st.dirs.clone(),
         }
@@ -514,48 +619,19 @@ impl FaultFs {
     pub fn power_cut(&self, cut: Cut, seed: u64) -> Image {
         let mut st = self.lock();
         st.cut_at = Some(st.cut_at.map_or(st.ops + 1, |k| k.min(st.ops + 1)));
-        let mut rng = StdRng::seed_from_u64(seed);
-        let mut namespace = st.durable.clone();
-        if cut == Cut::KeepSome {
-            let kept = rng.gen_range(0..=st.pending.len());
-            for change in &st.pending[..kept] {
-                apply(&mut namespace, change);
-            }
-        }
-        let mut files = BTreeMap::new();
-        for (path, inode) in &namespace {
-            let f = inode.lock().unwrap();
-            let mut bytes = f.durable.clone();
-            match cut {
-                Cut::DropUnsynced => {}
-                Cut::TornTail => {
-                    if let Some(last) = st
-                        .last_append
-                        .as_ref()
-                        .filter(|a| Arc::ptr_eq(&a.inode, inode) && f.extends_durable)
-                    {
-                        let from = last.start.max(bytes.len());
-                        if from < last.end && last.end <= f.data.len() {
-                            let keep = rng.gen_range(from..last.end);
-                            bytes = f.data[..keep].to_vec();
-                        }
-                    }
-                }
-                Cut::KeepSome => {
-                    if f.extends_durable {
-                        let keep = rng.gen_range(bytes.len()..=f.data.len());
-                        bytes = f.data[..keep].to_vec();
-                    } else if rng.gen() {
-                        bytes = f.data.clone();
-                    }
-                }
-            }
-            files.insert(path.clone(), bytes);
-        }
-        Image {
-            files,
-            dirs: st.dirs.clone(),
-        }
+        st.image(cut, seed)
+    }
+
+    /// Takes, just before each operation whose index is a key of `points`,
+    /// the image a power cut there would leave (with the cut mode and seed
+    /// given), without stopping anything; [`FaultFs::captured`] returns them.
+    pub fn capture_at(&self, points: BTreeMap<u64, (Cut, u64)>) {
+        self.lock().capture_at = points;
+    }
+
+    /// The images taken so far for [`FaultFs::capture_at`], in order.
+    pub fn captured(&self) -> Vec<Captured> {
+        std::mem::take(&mut self.lock().captured)
     }
 
     fn create(&self, path: &Path, truncate: bool) -> Result<Box<dyn WritableFile>> {
@@ -571,7 +647,7 @@ impl FaultFs {
                 inode
             }
             None => {
-                let inode = new_inode(Vec::new());
+                let inode = new_inode(Arc::default());
                 st.live.insert(path.to_path_buf(), inode.clone());
                 st.change(path, Some(inode.clone()));
                 inode
@@ -803,7 +879,7 @@ impl FileSystem for FaultFs {
         st.live.remove(from);
         st.live.insert(to.to_path_buf(), inode.clone());
         if parent(from) == parent(to) {
-            st.pending.push(DirChange {
+            st.record(DirChange {
                 dir: parent(to),
                 entries: vec![(from.to_path_buf(), None), (to.to_path_buf(), Some(inode))],
             });
@@ -824,7 +900,7 @@ impl FileSystem for FaultFs {
             ));
         }
         if !st.live.contains_key(path) {
-            let inode = new_inode(Vec::new());
+            let inode = new_inode(Arc::default());
             st.live.insert(path.to_path_buf(), inode.clone());
             st.change(path, Some(inode));
         }

@@ -114,12 +114,17 @@ pub fn check_prefix(
     actual: &Contents,
 ) -> Result<usize, String> {
     let (found, closest) = consistent_prefixes(base, writes, actual);
+    let n = writes.len();
     match found.last() {
         Some(&p) if p >= min => Ok(p),
-        _ => Err(format!(
-            "the database holds no prefix of the {} writes of at least {min} writes \
-             (prefixes it matches: {found:?}); it differs from the closest, {closest} writes, in:\n{}",
-            writes.len(),
+        Some(&p) => Err(format!(
+            "the database holds the first {p} of the {n} writes, but the first {min} must be \
+             there; it differs from the model after {min} writes in:\n{}",
+            describe_difference(&model_after(base, &writes[..min]), actual)
+        )),
+        None => Err(format!(
+            "the database holds no prefix of the {n} writes (at least {min} must be there); \
+             it differs from the closest, {closest} writes, in:\n{}",
             describe_difference(&model_after(base, &writes[..closest]), actual)
         )),
     }

@@ -193,20 +193,57 @@ pub struct Failure {
     pub error: Error,
 }
 
+/// A write a run attempted.
+#[derive(Clone, Debug)]
+pub struct Attempt {
+    /// Its updates.
+    pub write: Write,
+    /// Written with `sync`.
+    pub sync: bool,
+    /// The run's clock (e.g. the file system's operation count) when the
+    /// call began.
+    pub started: u64,
+    /// The clock when the call returned success; `None` if it failed.
+    pub finished: Option<u64>,
+}
+
 /// What a run did.
 pub struct Outcome {
     /// The writes attempted, in order (the last may have failed).
-    pub writes: Vec<Write>,
-    /// How many of them were acknowledged: all but the last, if a write
-    /// failed.
-    pub acked: usize,
-    /// How many must survive a power cut: those up to the last write
-    /// acknowledged with `sync`.
-    pub durable: usize,
+    pub attempts: Vec<Attempt>,
     /// The call that failed, which ended the run.
     pub failure: Option<Failure>,
     /// The database, if open at the end.
     pub db: Option<Db>,
+}
+
+impl Outcome {
+    /// The writes attempted.
+    pub fn writes(&self) -> Vec<Write> {
+        self.attempts.iter().map(|a| a.write.clone()).collect()
+    }
+
+    /// How many writes were acknowledged (a prefix of the attempts).
+    pub fn acked(&self) -> usize {
+        self.attempts
+            .iter()
+            .filter(|a| a.finished.is_some())
+            .count()
+    }
+
+    /// How many writes had begun when the clock read `t`.
+    pub fn started_before(&self, t: u64) -> usize {
+        self.attempts.iter().filter(|a| a.started < t).count()
+    }
+
+    /// How many writes must survive a crash when the clock read `t`: all up
+    /// to the last one acknowledged with `sync` by then.
+    pub fn durable_before(&self, t: u64) -> usize {
+        self.attempts
+            .iter()
+            .rposition(|a| a.sync && a.finished.is_some_and(|f| f < t))
+            .map_or(0, |i| i + 1)
+    }
 }
 
 /// Applies `write` to `db`.
@@ -231,12 +268,12 @@ pub fn write(db: &Db, write: &Write, sync: bool) -> shale::Result<()> {
     }
 }
 
-/// Opens the database in `dir` and runs `steps` until one fails.
-pub fn run(steps: &[Step], dir: &Path, options: &Options) -> Outcome {
+/// Opens the database in `dir` and runs `steps` until one fails. `clock`
+/// dates the writes: with a `FaultFs`'s operation count, a write whose call
+/// `finished` at `f` made every operation it needed before operation `f + 1`.
+pub fn run(steps: &[Step], dir: &Path, options: &Options, clock: &dyn Fn() -> u64) -> Outcome {
     let mut out = Outcome {
-        writes: Vec::new(),
-        acked: 0,
-        durable: 0,
+        attempts: Vec::new(),
         failure: None,
         db: None,
     };
@@ -254,16 +291,16 @@ pub fn run(steps: &[Step], dir: &Path, options: &Options) -> Outcome {
     for (i, step) in steps.iter().enumerate() {
         let (call, result) = match step {
             Step::Write { write: w, sync } => {
-                out.writes.push(w.clone());
+                let started = clock();
                 let result = write(&db, w, *sync);
-                if result.is_ok() {
-                    out.acked += 1;
-                    if *sync {
-                        out.durable = out.acked;
-                    }
-                }
+                out.attempts.push(Attempt {
+                    write: w.clone(),
+                    sync: *sync,
+                    started,
+                    finished: result.is_ok().then(clock),
+                });
                 let kind = if *sync { "sync" } else { "async" };
-                (format!("write {} ({kind})", out.writes.len() - 1), result)
+                (format!("write {} ({kind})", out.attempts.len() - 1), result)
             }
             Step::Compact { begin, end } => (
                 "compact_range".to_string(),
