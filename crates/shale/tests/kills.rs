@@ -70,7 +70,7 @@ fn history(seed: u64, i: u64) -> (Write, bool) {
             Update { key: k, value }
         })
         .collect();
-    (write, i % 50 == 0)
+    (write, i.is_multiple_of(50))
 }
 
 fn options(reuse_logs: bool) -> Options {
