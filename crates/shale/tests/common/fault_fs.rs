@@ -98,6 +98,7 @@ impl Op {
 pub struct Fault {
     op: Option<Op>,
     path: Option<String>,
+    not_path: Option<String>,
     from_index: u64,
     skip: u64,
     persistent: bool,
@@ -113,6 +114,7 @@ impl Fault {
         Fault {
             op: None,
             path: None,
+            not_path: None,
             from_index: 0,
             skip: 0,
             persistent: false,
@@ -132,6 +134,12 @@ impl Fault {
     /// Matches only paths containing `pattern` (e.g. `".log"`, `"MANIFEST"`).
     pub fn on_path(mut self, pattern: &str) -> Fault {
         self.path = Some(pattern.to_string());
+        self
+    }
+
+    /// Matches no path containing `pattern`.
+    pub fn except_path(mut self, pattern: &str) -> Fault {
+        self.not_path = Some(pattern.to_string());
         self
     }
 
@@ -161,12 +169,11 @@ impl Fault {
     }
 
     fn matches(&self, op: Op, path: &Path, index: u64) -> bool {
+        let path = path.to_string_lossy();
         self.op.is_none_or(|o| o == op)
             && index >= self.from_index
-            && self
-                .path
-                .as_deref()
-                .is_none_or(|p| path.to_string_lossy().contains(p))
+            && self.path.as_deref().is_none_or(|p| path.contains(p))
+            && self.not_path.as_deref().is_none_or(|p| !path.contains(p))
     }
 
     /// True if this rule fires on a matching operation (counting it).
