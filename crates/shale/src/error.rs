@@ -153,10 +153,35 @@ impl Error {
             Error::InvalidArgument(s) => Error::InvalidArgument(s.clone()),
             Error::Io { path, source } => Error::Io {
                 path: path.clone(),
-                source: std::io::Error::new(source.kind(), source.to_string()),
+                // An OS error stays one, so that callers can still tell
+                // ENOSPC from EIO by its number.
+                source: match source.raw_os_error() {
+                    Some(code) => std::io::Error::from_raw_os_error(code),
+                    None => std::io::Error::new(source.kind(), source.to_string()),
+                },
             },
             Error::NotSupported(s) => Error::NotSupported(s.clone()),
             Error::Background(s) => Error::Background(s.clone()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_duplicated_os_error_keeps_its_number() {
+        let e = Error::io("/db/000005.ldb", std::io::Error::from_raw_os_error(28));
+        let Error::Io { path, source } = e.duplicate() else {
+            panic!("not an I/O error");
+        };
+        assert_eq!(path, PathBuf::from("/db/000005.ldb"));
+        assert_eq!(source.raw_os_error(), Some(28));
+        let other = Error::io("/db/x", std::io::Error::other("closed"));
+        let Error::Io { source, .. } = other.duplicate() else {
+            panic!("not an I/O error");
+        };
+        assert_eq!(source.to_string(), "closed");
     }
 }
