@@ -960,7 +960,6 @@ fn damaged_tables() {
 /// Damaged tables read with checksums verified but `paranoid_checks` off.
 /// The reads charge seeks, which start compactions of the damaged tables.
 #[test]
-#[ignore = "fails until compactions verify block checksums (db/background.rs): a damaged block is compacted unverified, losing keys silently or failing the table builder with InvalidArgument"]
 fn damaged_tables_without_paranoid_checks() {
     run(false, TABLE_REGIONS, Paranoid::Off);
 }

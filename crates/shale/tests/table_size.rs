@@ -52,7 +52,7 @@ fn expect_size_mismatch(err: Error, table: &Path, expected: u64, actual: u64) {
 fn check_reads_fail(dir: &Path, table: &Path, expected: u64, actual: u64) {
     let db = Db::open(dir, options()).unwrap();
     expect_size_mismatch(db.get(&key(1500)).unwrap_err(), table, expected, actual);
-    let mut it = db.iter(&ReadOptions::default());
+    let mut it = db.cursor(&ReadOptions::default());
     it.seek_to_first();
     assert!(!it.valid());
     expect_size_mismatch(it.status().unwrap_err(), table, expected, actual);

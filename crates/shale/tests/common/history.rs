@@ -27,7 +27,7 @@ pub type Write = Vec<Update>;
 /// Everything in `db`, read with one forward scan. The only place these
 /// tests iterate a database.
 pub fn contents(db: &Db) -> shale::Result<Contents> {
-    let mut it = db.iter(&ReadOptions::default());
+    let mut it = db.cursor(&ReadOptions::default());
     it.seek_to_first();
     let mut out = Contents::new();
     while it.valid() {

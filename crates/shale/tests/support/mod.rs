@@ -69,7 +69,9 @@ pub enum Move<'k> {
 
 impl Cursor {
     pub fn new(db: &Db, opts: &ReadOptions<'_>) -> Cursor {
-        Cursor { it: db.cursor(opts) }
+        Cursor {
+            it: db.cursor(opts),
+        }
     }
 
     /// Moves and returns the entry now under the cursor. `Next`/`Prev` on an
