@@ -357,7 +357,6 @@ fn replay() -> bool {
 }
 
 #[test]
-#[ignore = "fails until the engine syncs the database directory after creating log and table files"]
 fn crash_points_sample() {
     if !replay() {
         sample(false);
@@ -368,7 +367,7 @@ fn crash_points_sample() {
 /// durable when made: what is left to check once directory entries cannot
 /// be lost.
 #[test]
-#[ignore = "fails until a synchronous write also makes the previous log's unsynced tail durable"]
+
 fn crash_points_sample_synchronous_directories() {
     if !replay() {
         sample(true);

@@ -279,11 +279,12 @@ fn with_several_logs_the_older_ones_are_flushed_and_the_last_reused() {
     let fs = MemFs::new();
     let db = Db::open(DIR, options(&fs, true)).unwrap();
     write_cycle(&db, 0);
+    let next = db.stats().last_sequence + 1;
     drop(db);
     // As if the previous run had switched to a new log and died before
-    // flushing the old one.
+    // flushing the old one (the new log's batch continues the sequence).
     let (logs, _) = logs_and_manifests(&fs);
-    write_log(&fs, 900, 10_000, b"late", b"in the newest log");
+    write_log(&fs, 900, next, b"late", b"in the newest log");
 
     let db = Db::open(DIR, options(&fs, true)).unwrap();
     assert_eq!(logs_and_manifests(&fs).0, ["000900.log"], "was {logs:?}");
@@ -303,4 +304,29 @@ fn with_several_logs_the_older_ones_are_flushed_and_the_last_reused() {
         Some(&b"in the newest log"[..])
     );
     assert_eq!(db.get(b"later").unwrap().as_deref(), Some(&b"appended"[..]));
+}
+
+#[test]
+fn a_log_that_skips_sequence_numbers_is_dropped_with_the_later_ones() {
+    let fs = MemFs::new();
+    let db = Db::open(DIR, options(&fs, false)).unwrap();
+    write_cycle(&db, 0);
+    let next = db.stats().last_sequence + 1;
+    drop(db);
+    // As after a power cut that lost the unsynced tail of the last log
+    // (sequence numbers next..next+5) but kept the start of the log after it.
+    write_log(&fs, 900, next + 5, b"after-gap", b"a later write");
+    write_log(&fs, 901, next + 6, b"after-gap-2", b"later still");
+
+    let db = Db::open(DIR, options(&fs, false)).unwrap();
+    check_cycles(&db, 1);
+    assert_eq!(db.get(b"after-gap").unwrap(), None);
+    assert_eq!(db.get(b"after-gap-2").unwrap(), None);
+    // New writes continue after what was kept, and survive a reopen.
+    db.put(b"new", b"value").unwrap();
+    drop(db);
+    let db = Db::open(DIR, options(&fs, false)).unwrap();
+    check_cycles(&db, 1);
+    assert_eq!(db.get(b"new").unwrap().as_deref(), Some(&b"value"[..]));
+    assert_eq!(db.get(b"after-gap").unwrap(), None);
 }

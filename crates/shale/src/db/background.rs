@@ -152,8 +152,13 @@ impl DbInner {
         // The log that replaced this memtable's is new: make its directory
         // entry durable now, off the writers' path, so that the synchronous
         // writes into it need not.
+        // The log that held this memtable's writes is synced too, so that
+        // a power cut cannot keep later writes and lose these.
         let log_number = st.logfile_number;
-        MutexGuard::unlocked(st, || self.sync_dir_for_log(log_number))?;
+        MutexGuard::unlocked(st, || {
+            self.sync_dir_for_log(log_number)?;
+            self.sync_prev_log()
+        })?;
         let base = st.versions.current();
         let mut edit = VersionEdit::default();
         let number = self.write_level0_table(st, &imm, &mut edit, Some(&base))?;

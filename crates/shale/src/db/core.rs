@@ -78,6 +78,10 @@ struct Replay {
     /// The log's length, if it ends exactly after its last record and
     /// nothing in it was skipped: only then is appending to it safe.
     clean_end: Option<u64>,
+    /// The log does not continue the history the logs before it ended with
+    /// (see [`DbInner::replay_log`]): neither it nor any later log was
+    /// replayed.
+    gap: bool,
 }
 
 /// Per-level compaction statistics for `leveldb.stats`.
@@ -129,6 +133,9 @@ pub(crate) struct DbInner {
     /// (see [`DbInner::sync_dir_for_log`]); the mutex also makes concurrent
     /// callers share one directory sync.
     pub(crate) log_dir_synced: Mutex<u64>,
+    /// The log the current one replaced, until its contents are synced
+    /// (see [`DbInner::sync_prev_log`]).
+    pub(crate) prev_log: Mutex<Option<log::Writer>>,
     /// Wakes the background thread; may be rung with or without `state`.
     pub(crate) bg_cv: Doorbell,
     /// Signalled whenever background work finishes a step.
@@ -272,6 +279,7 @@ impl Db {
             state: Mutex::new(state),
             log: Mutex::new(None),
             log_dir_synced: Mutex::new(0),
+            prev_log: Mutex::new(None),
             bg_cv: Doorbell::default(),
             work_done_cv: Condvar::new(),
             visible_sequence: AtomicU64::new(0),
@@ -662,6 +670,9 @@ impl DbInner {
                 self.flush_recovered(&mut st, &mut edit)?;
             }
             let replay = self.replay_log(&mut st, number, &mut edit, &mut replayed)?;
+            if replay.gap {
+                break;
+            }
             if may_reuse && !replay.flushed {
                 reusable = replay.clean_end.map(|len| (number, len));
             }
@@ -751,6 +762,16 @@ impl DbInner {
 
     /// Replays log `number` into the memtable, flushing it to level-0 tables
     /// (recorded in `edit`) whenever it outgrows the write buffer.
+    ///
+    /// Sequence numbers run on without a hole from one log into the next, so
+    /// a log whose first batch does not start right after the last sequence
+    /// `replayed` from the logs before it shows that their tail was lost: it
+    /// was never synced (a synchronous write syncs the earlier log first) and
+    /// a power cut dropped it while keeping some of this one, which the
+    /// kernel had written back. Replaying this log would keep later writes
+    /// without earlier ones, a history that never was; it and every later
+    /// log are dropped instead (`gap`), as the unsynced writes they hold may
+    /// be.
     fn replay_log(
         &self,
         st: &mut parking_lot::MutexGuard<'_, State>,
@@ -776,6 +797,7 @@ impl DbInner {
         // Where the last record read ends, and whether any was skipped.
         let mut end_of_records = 0;
         let mut skipped = false;
+        let mut first_in_log = true;
         loop {
             let record = match reader.read_record(&mut scratch) {
                 Ok(Some(r)) => r.to_vec(),
@@ -783,6 +805,21 @@ impl DbInner {
                 Err(e) => return Err(e),
             };
             let offset = reader.last_record_offset();
+            if first_in_log && *replayed > 0 {
+                if let Some(first) = batch_start(&record) {
+                    if first > replayed.saturating_add(1) {
+                        self.info_log.log(&format!(
+                            "{}: starts at sequence {first}, but the logs before it end at {}: \
+                             their unsynced tail was lost; dropping this log and later ones",
+                            path.display(),
+                            *replayed
+                        ));
+                        outcome.gap = true;
+                        return Ok(outcome);
+                    }
+                }
+            }
+            first_in_log = false;
             end_of_records = log::writer::record_end(offset, record.len());
             let mem = st.mem.clone();
             if let Err(e) = apply_log_record(&mem, record, replayed) {
@@ -832,6 +869,26 @@ impl DbInner {
         }
         self.options.fs.sync_dir(&self.dir)?;
         *synced = number;
+        Ok(())
+    }
+
+    /// Makes the contents of the log that the current one replaced durable,
+    /// then closes it. A synchronous write is acknowledged as durable
+    /// together with every write before it, and those still in the replaced
+    /// log (written without sync) are durable only once that log is synced:
+    /// without this a power cut could keep the synchronous write and lose
+    /// earlier ones, a history that never was. The background thread does
+    /// it as soon as it starts flushing the memtable the log holds, so the
+    /// closed log is synced before the next switch (RocksDB syncs its closed
+    /// logs the same way); a synchronous write that gets there first does it
+    /// itself. Once done, this is a check of an empty slot.
+    pub(crate) fn sync_prev_log(&self) -> Result<()> {
+        let mut prev = self.prev_log.lock();
+        if let Some(log) = prev.as_mut() {
+            log.sync()?;
+            log.close()?;
+            *prev = None;
+        }
         Ok(())
     }
 
@@ -1057,6 +1114,15 @@ fn read_sample_hook(db: Weak<DbInner>, version: Arc<Version>) -> ReadSampleHook 
 /// counts such a record as skipped (a log with skipped records is not
 /// reused). On success `replayed` becomes the batch's last sequence number
 /// (an empty batch leaves it unchanged).
+/// The first sequence number of the write batch `record` holds, if it
+/// holds any updates (a record too short to be a batch is left to
+/// [`apply_log_record`] to report).
+fn batch_start(record: &[u8]) -> Option<SequenceNumber> {
+    let seq = u64::from_le_bytes(record.get(..8)?.try_into().ok()?);
+    let count = u32::from_le_bytes(record.get(8..12)?.try_into().ok()?);
+    (count > 0).then_some(seq)
+}
+
 pub(crate) fn apply_log_record(
     mem: &MemTable,
     record: Vec<u8>,

@@ -197,6 +197,7 @@ impl DbInner {
             // entry is; after the first write to a new log this is a check
             // of a counter.
             self.sync_dir_for_log(log_number)?;
+            self.sync_prev_log()?;
         }
         {
             let mut log = self.log.lock();
@@ -257,10 +258,10 @@ impl DbInner {
                         return Err(e);
                     }
                 };
-                {
-                    let mut log = self.log.lock();
-                    *log = Some(log::Writer::new(file));
-                }
+                // The replaced log stays open until it is synced: the
+                // writes it holds may not have been.
+                let replaced = self.log.lock().replace(log::Writer::new(file));
+                *self.prev_log.lock() = replaced;
                 st.logfile_number = number;
                 let full = std::mem::replace(
                     &mut st.mem,
