@@ -142,6 +142,20 @@ check_no_asserts() {
   log "$1: 0 assert call sites"
 }
 
+# Configures build directory $2 of source $1 with the remaining arguments;
+# a directory configured with other arguments is emptied first, so that an
+# option dropped from the list does not linger in CMake's cache.
+configure() {
+  local src=$1 build=$2; shift 2
+  local want="$*"
+  if [ -f "$build/.build-peers-config" ] && [ "$(cat "$build/.build-peers-config")" != "$want" ]; then
+    log "configuration changed: emptying $build"
+    rm -rf "$build"
+  fi
+  cmake -S "$src" -B "$build" "$@" >/dev/null
+  printf '%s\n' "$want" >"$build/.build-peers-config"
+}
+
 build_leveldb() {
   local ver=$LEVELDB_VERSION prefix="$DIR/leveldb-$LEVELDB_VERSION"
   # Debian's build links libsnappy and neither Google's crc32c library nor
@@ -161,13 +175,13 @@ build_leveldb() {
     # The shared library the benchmark links, and the static one whose
     # crc32c.cc.o it times (position-independent, as Debian builds it).
     log "leveldb $ver: building libleveldb.so (nice -n 10, -j$JOBS)"
-    cmake -S "$src" -B "$src/build-shared" "${cmake_args[@]}" \
-      -DBUILD_SHARED_LIBS=ON -DLEVELDB_BUILD_BENCHMARKS=OFF >/dev/null
+    configure "$src" "$src/build-shared" "${cmake_args[@]}" \
+      -DBUILD_SHARED_LIBS=ON -DLEVELDB_BUILD_BENCHMARKS=OFF
     "${NICE[@]}" cmake --build "$src/build-shared" -j "$JOBS" --target leveldb
     log "leveldb $ver: building libleveldb.a"
-    cmake -S "$src" -B "$src/build-static" "${cmake_args[@]}" \
+    configure "$src" "$src/build-static" "${cmake_args[@]}" \
       -DBUILD_SHARED_LIBS=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
-      -DLEVELDB_BUILD_BENCHMARKS=ON >/dev/null
+      -DLEVELDB_BUILD_BENCHMARKS=ON
     "${NICE[@]}" cmake --build "$src/build-static" -j "$JOBS" --target leveldb
     mkdir -p "$prefix/lib" "$prefix/include"
     cp -a "$src/build-shared"/libleveldb.so* "$src/build-static/libleveldb.a" "$prefix/lib/"
@@ -218,7 +232,7 @@ build_rocksdb() {
     rm -rf "$prefix"
     local t0=$SECONDS
     log "rocksdb $ver: building librocksdb.so (nice -n 10, -j$JOBS; this takes long)"
-    cmake -S "$src" -B "$src/build" "${cmake_args[@]}" >/dev/null
+    configure "$src" "$src/build" "${cmake_args[@]}"
     "${NICE[@]}" cmake --build "$src/build" -j "$JOBS" --target rocksdb-shared
     mkdir -p "$prefix/lib" "$prefix/include"
     cp -a "$src/build"/librocksdb.so* "$prefix/lib/"
