@@ -250,7 +250,13 @@ build_rocksdb() {
     "${NICE[@]}" cmake --build "$src/build" -j "$JOBS" --target db_bench
     mkdir -p "$prefix/bin"
     cp "$src/build/db_bench" "$prefix/bin/db_bench"
-    log "rocksdb $ver: $prefix/bin/db_bench"
+    # RocksDB's CMake links its tools without an rpath, and the release
+    # library has the soname of Debian's: it must be named at run time.
+    local deps
+    deps=$(LD_LIBRARY_PATH="$prefix/lib" ldd "$prefix/bin/db_bench")
+    grep -q "=> $prefix/lib/librocksdb" <<<"$deps" \
+      || die "$prefix/bin/db_bench does not load $prefix/lib/librocksdb.so"
+    log "rocksdb $ver: $prefix/bin/db_bench (run it with LD_LIBRARY_PATH=$prefix/lib, or it loads Debian's librocksdb)"
   fi
 }
 

@@ -121,6 +121,27 @@ own_db_bench() { # engine -> path of the peer's own db_bench
   esac
 }
 
+own_lib_dir() { # engine -> the release build's lib/
+  case "$1" in
+    leveldb) echo "$PEERS_DIR/leveldb-$LEVELDB_VERSION/lib" ;;
+    rocksdb) echo "$PEERS_DIR/rocksdb-$ROCKSDB_VERSION/lib" ;;
+  esac
+}
+
+# The peer's own db_bench must run the release build too: LevelDB's links
+# its static library; RocksDB's loads librocksdb.so, checked here.
+check_own_library() {
+  local engine=$1 own dir resolved
+  own=$(own_db_bench "$engine")
+  [ "$engine" = rocksdb ] || { log "$engine: own db_bench $own (static library of the same build)"; return; }
+  dir=$(own_lib_dir "$engine")
+  resolved=$(LD_LIBRARY_PATH="$dir" ldd "$own" | awk '/librocksdb/ { print $3 }')
+  case "$resolved" in
+    "$dir"/*) log "$engine: own db_bench $own loads $resolved" ;;
+    *) die "$own loads librocksdb from '$resolved', not from $dir" ;;
+  esac
+}
+
 # The Library: line the project's db_bench prints for an engine, checked to
 # be the release build (the build the peer's own db_bench is made from).
 check_project_library() {
@@ -175,6 +196,7 @@ for engine in "${ENGINES[@]}"; do
   own=$(own_db_bench "$engine")
   [ -x "$own" ] || die "$own not found: run scripts/build-peers.sh --with-db-bench (make peers-db-bench)"
   check_project_library "$engine"
+  check_own_library "$engine"
   rm -f "$OUT/$engine".project.*.txt "$OUT/$engine".own.*.txt "$OUT/$engine".*.err
 done
 
@@ -187,7 +209,10 @@ set_cmd() { # engine tool
                           "${COMMON_FLAGS[@]}" "${PROJECT_ROCKSDB_FLAGS[@]}") ;;
     leveldb/own) CMD=("$(own_db_bench leveldb)" --benchmarks="$LEVELDB_BENCHMARKS"
                       "${COMMON_FLAGS[@]}" "${LEVELDB_FLAGS[@]}") ;;
-    rocksdb/own) CMD=("$(own_db_bench rocksdb)" --benchmarks="$ROCKSDB_BENCHMARKS"
+    # RocksDB's CMake links its tools without an rpath; the release library
+    # has the soname of Debian's, so it is named on the command line.
+    rocksdb/own) CMD=(env "LD_LIBRARY_PATH=$(own_lib_dir rocksdb)" "$(own_db_bench rocksdb)"
+                      --benchmarks="$ROCKSDB_BENCHMARKS"
                       "${COMMON_FLAGS[@]}" "${ROCKSDB_OWN_FLAGS[@]}") ;;
   esac
 }
