@@ -29,7 +29,7 @@ for arg in "$@"; do
     --with-db-bench) WITH_DB_BENCH=1 ;;
     --only=*) ONLY=${arg#--only=} ;;
     --dir=*) DIR=${arg#--dir=} ;;
-    -h|--help) sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "build-peers: unknown argument: $arg" >&2; exit 2 ;;
   esac
 done

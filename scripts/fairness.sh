@@ -47,7 +47,7 @@ for arg in "$@"; do
     --db-bench=*) DB_BENCH=${arg#--db-bench=} ;;
     --peers-dir=*) PEERS_DIR=${arg#--peers-dir=} ;;
     leveldb|rocksdb) ENGINES+=("$arg") ;;
-    -h|--help) sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "fairness: unknown argument: $arg (see --help)" >&2; exit 2 ;;
   esac
 done
