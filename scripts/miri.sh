@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs the tests of the engine's unsafe code under Miri, which checks every
+# memory access, alignment, aliasing (Stacked Borrows) and data race: the
+# memtable's arena and skiplist, and the memtable built on them. (The other
+# unsafe code, in env/posix.rs, calls the operating system, which Miri
+# cannot run; it is covered by the real-file tests and the kill tests.)
+#
+#   scripts/miri.sh            # part of `make test`
+#
+# Needs a nightly toolchain with the miri and rust-src components; installs
+# them with rustup when missing. MIRI_TOOLCHAIN names another nightly.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+TOOLCHAIN="${MIRI_TOOLCHAIN:-nightly}"
+if ! rustup run "$TOOLCHAIN" cargo miri --version >/dev/null 2>&1; then
+  echo "miri: installing $TOOLCHAIN with miri and rust-src"
+  rustup toolchain install "$TOOLCHAIN" --profile minimal --component miri,rust-src
+fi
+cargo +"$TOOLCHAIN" miri setup >/dev/null
+exec cargo +"$TOOLCHAIN" miri test -p shale --lib -- memtable::
