@@ -27,11 +27,19 @@ impl Bounds {
             Some(e) => Bound::Excluded(e.clone()),
             None => Bound::Unbounded,
         };
-        db.range::<Vec<u8>, _>((lo, hi))
+        db.range_with::<Vec<u8>, _>(&verified(), (lo, hi))
     }
 
     pub fn is_empty_range(&self) -> bool {
         matches!((&self.start, &self.end), (Some(s), Some(e)) if s >= e)
+    }
+}
+
+/// Reads verify every block's checksum: damage is an error, not data.
+pub fn verified() -> shale::ReadOptions<'static> {
+    shale::ReadOptions {
+        verify_checksums: true,
+        ..Default::default()
     }
 }
 
@@ -54,7 +62,7 @@ fn key_arg(hex: bool, key: &str) -> CliResult<Vec<u8>> {
 pub fn get(db: &Path, key: &str, hex: bool, raw: bool) -> CliResult<i32> {
     let key = key_arg(hex, key)?;
     let db = open::open_read(db)?;
-    match db.get(&key)? {
+    match db.get_with(&verified(), &key)? {
         Some(v) => {
             let mut out = std::io::stdout().lock();
             if raw {

@@ -527,7 +527,10 @@ pub fn repair(db: &Path, progress: ProgressMode) -> CliResult<i32> {
     }
     match open::open_read(db) {
         Ok(d) => {
-            let n = d.iter().take_while(|r| r.is_ok()).count();
+            let n = d
+                .iter_with(&crate::basic::verified())
+                .take_while(|r| r.is_ok())
+                .count();
             println!("  {n} keys readable");
         }
         Err(e) => return Err(e),

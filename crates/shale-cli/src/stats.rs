@@ -33,7 +33,7 @@ pub fn stats(db_path: &Path, json: bool, fast: bool, progress: ProgressMode) -> 
     if !fast {
         let mut bar = Progress::new(progress, "scan", None, Unit::Items);
         let (mut keys, mut key_bytes, mut value_bytes) = (0u64, 0u64, 0u64);
-        for item in db.iter() {
+        for item in db.iter_with(&crate::basic::verified()) {
             let (k, v) = item?;
             keys += 1;
             key_bytes += k.len() as u64;
