@@ -36,12 +36,6 @@ pub enum DataFormat {
     Kv,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum LoadMode {
-    Auto,
-    Batches,
-}
-
 /// Counts the bytes read through it, for progress.
 struct Counting<R> {
     inner: R,
@@ -333,7 +327,6 @@ pub fn load(
     input: Option<&Path>,
     format: DataFormat,
     create: bool,
-    mode: LoadMode,
     batch_bytes: usize,
     tune: &WriteTuning,
     progress: ProgressMode,
@@ -366,7 +359,7 @@ pub fn load(
     tune.apply(&mut options);
     let db = open::open_write_with(db_path, options)?;
     let mut bar = Progress::new(progress, "load", total, Unit::Bytes);
-    let stats = load_entries(&db, &mut *entries, mode, batch_bytes, &mut || {
+    let stats = load_entries(&db, &mut *entries, batch_bytes, &mut || {
         bar.set_position(count.load(std::sync::atomic::Ordering::Relaxed))
     })?;
     bar.finish();
@@ -377,41 +370,27 @@ pub fn load(
 /// What a load did.
 pub struct LoadStats {
     pub entries: u64,
-    pub ingested: u64,
     pub batches: u64,
 }
 
 impl std::fmt::Display for LoadStats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "loaded {} entries", self.entries)?;
-        if self.ingested > 0 {
-            write!(f, " ({} ingested into tables", self.ingested)?;
-            if self.entries > self.ingested {
-                write!(
-                    f,
-                    ", {} through {} write batches",
-                    self.entries - self.ingested,
-                    self.batches
-                )?;
-            }
-            write!(f, ")")
-        } else {
-            write!(f, " through {} write batches", self.batches)
-        }
+        write!(
+            f,
+            "loaded {} entries through {} write batches",
+            self.entries, self.batches
+        )
     }
 }
 
 fn load_entries(
     db: &Db,
     entries: &mut dyn EntryReader,
-    mode: LoadMode,
     batch_bytes: usize,
     tick: &mut dyn FnMut(),
 ) -> CliResult<LoadStats> {
-    let _ = mode;
     let mut stats = LoadStats {
         entries: 0,
-        ingested: 0,
         batches: 0,
     };
     let mut batch = WriteBatch::with_capacity(batch_bytes + (64 << 10));

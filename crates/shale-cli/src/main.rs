@@ -216,11 +216,6 @@ enum Command {
         /// Create the database if it does not exist.
         #[arg(long)]
         create: bool,
-        /// How to write: auto ingests sorted input straight into tables
-        /// when the database is empty, and writes batches otherwise (or once
-        /// a key is out of order); batches always writes batches.
-        #[arg(long, value_enum, default_value_t = io_cmd::LoadMode::Auto)]
-        mode: io_cmd::LoadMode,
         /// Approximate bytes of one write batch.
         #[arg(long, default_value_t = 1 << 20)]
         batch_bytes: usize,
@@ -291,7 +286,6 @@ fn run(cli: Cli) -> CliResult<i32> {
             input,
             format,
             create,
-            mode,
             batch_bytes,
             tune,
         } => io_cmd::load(
@@ -299,7 +293,6 @@ fn run(cli: Cli) -> CliResult<i32> {
             input.as_deref(),
             format,
             create,
-            mode,
             batch_bytes,
             &tune,
             progress,
