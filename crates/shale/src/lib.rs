@@ -68,11 +68,13 @@ mod error;
 mod filter_policy;
 #[cfg(feature = "internals")]
 mod fuzzing;
+pub mod inspect;
 mod iterator;
 mod keys;
 mod log;
 mod memtable;
 mod options;
+mod read_only;
 mod snapshot;
 mod sstable;
 #[cfg(test)]

@@ -1,0 +1,202 @@
+//! Errors and exit codes, and opening a database for reading or writing.
+
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+use shale::{BloomFilterPolicy, CompressionType, Db, Options};
+
+/// Exit codes (documented in the README's operator section).
+pub mod exit {
+    /// A negative answer: `get` found no such key, `check` found damage.
+    pub const NEGATIVE: i32 = 1;
+    /// Bad usage (clap's own code for bad arguments).
+    pub const USAGE: i32 = 2;
+    /// An error: I/O, a damaged database that could not be read, bad input.
+    pub const ERROR: i32 = 3;
+    /// The database is held by another process.
+    pub const LOCKED: i32 = 4;
+}
+
+/// An error of a command: a message for standard error and an exit code.
+#[derive(Debug)]
+pub struct CliError {
+    pub message: String,
+    pub code: i32,
+}
+
+impl CliError {
+    pub fn new(code: i32, message: impl Into<String>) -> CliError {
+        CliError {
+            message: message.into(),
+            code,
+        }
+    }
+    pub fn usage(message: impl Into<String>) -> CliError {
+        CliError::new(exit::USAGE, message)
+    }
+    pub fn error(message: impl Into<String>) -> CliError {
+        CliError::new(exit::ERROR, message)
+    }
+}
+
+impl fmt::Display for CliError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<shale::Error> for CliError {
+    fn from(e: shale::Error) -> CliError {
+        CliError::error(e.to_string())
+    }
+}
+
+pub type CliResult<T> = Result<T, CliError>;
+
+/// An I/O error on `path`, as a command error naming it.
+pub fn io_error(path: &Path, e: std::io::Error) -> CliError {
+    CliError::error(format!("{}: {e}", path.display()))
+}
+
+/// Options of commands that write tables (`put`, `load`, `compact`, ...).
+#[derive(Debug, Clone, clap::Args)]
+pub struct WriteTuning {
+    /// Compression of new table blocks.
+    #[arg(long, value_enum, default_value_t = Compression::Snappy)]
+    pub compression: Compression,
+    /// Bits per key of a bloom filter in new tables (0: no filter, as
+    /// LevelDB's default).
+    #[arg(long, default_value_t = 0)]
+    pub bloom_bits: usize,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Compression {
+    None,
+    Snappy,
+}
+
+impl WriteTuning {
+    pub fn apply(&self, o: &mut Options) {
+        o.compression = match self.compression {
+            Compression::None => CompressionType::None,
+            Compression::Snappy => CompressionType::Snappy,
+        };
+        if self.bloom_bits > 0 {
+            o.filter_policy = Some(Arc::new(BloomFilterPolicy::new(self.bloom_bits)));
+        }
+    }
+}
+
+/// Opens `path` for reading only: no lock is taken and nothing is written,
+/// so a database another process holds can be read.
+pub fn open_read(path: &Path) -> CliResult<Db> {
+    existing(path)?;
+    let options = Options {
+        paranoid_checks: false,
+        ..Options::default()
+    };
+    Db::open_read_only(path, options).map_err(|e| open_error(path, e))
+}
+
+/// Opens `path` for writing, taking its lock (creating the database with
+/// `create`).
+pub fn open_write(path: &Path, create: bool, tune: Option<&WriteTuning>) -> CliResult<Db> {
+    let mut options = Options {
+        create_if_missing: create,
+        ..Options::default()
+    };
+    if let Some(t) = tune {
+        t.apply(&mut options);
+    }
+    open_write_with(path, options)
+}
+
+pub fn open_write_with(path: &Path, options: Options) -> CliResult<Db> {
+    if !options.create_if_missing {
+        existing(path)?;
+    }
+    Db::open(path, options).map_err(|e| open_error(path, e))
+}
+
+/// An error unless `path` holds a database (a `CURRENT` file).
+pub fn existing(path: &Path) -> CliResult<()> {
+    if !path.join("CURRENT").exists() {
+        if !path.exists() {
+            return Err(CliError::error(format!(
+                "{}: no such directory (no database there)",
+                path.display()
+            )));
+        }
+        return Err(CliError::error(format!(
+            "{}: not a database (no CURRENT file); `shale repair` rebuilds one from its tables and logs",
+            path.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Turns an open error into a command error; a held lock names who holds it.
+pub fn open_error(path: &Path, e: shale::Error) -> CliError {
+    if let shale::Error::Io { source, .. } = &e {
+        if source.kind() == std::io::ErrorKind::WouldBlock {
+            return CliError::new(exit::LOCKED, lock_message(path));
+        }
+    }
+    CliError::from(e)
+}
+
+/// Who holds the lock of the database in `dir`, as a message.
+pub fn lock_message(dir: &Path) -> String {
+    let lock = dir.join("LOCK");
+    let holder = match lock_holder(&lock) {
+        Some(pid) => {
+            let name = process_name(pid);
+            format!("process {pid}{name}")
+        }
+        None => "another process".to_string(),
+    };
+    format!(
+        "{}: the database is open in {holder} (Shale or LevelDB holds its lock file {}); \
+         commands that only read (get, scan, count, stats, export, check, dump) work while it is held",
+        dir.display(),
+        lock.display()
+    )
+}
+
+/// The process holding a POSIX (`fcntl`) write lock on `lock`, as LevelDB
+/// and Shale take it.
+fn lock_holder(lock: &Path) -> Option<i32> {
+    use std::os::fd::AsRawFd;
+    let file = std::fs::File::open(lock).ok()?;
+    // SAFETY: `flock` is a plain C struct for which all-zero bytes are valid.
+    let mut fl: libc::flock = unsafe { std::mem::zeroed() };
+    fl.l_type = libc::F_WRLCK as libc::c_short;
+    fl.l_whence = libc::SEEK_SET as libc::c_short;
+    fl.l_start = 0;
+    fl.l_len = 0;
+    // SAFETY: the descriptor is open for the duration of the call and `fl`
+    // is a valid, writable `struct flock`.
+    let rc = unsafe { libc::fcntl(file.as_raw_fd(), libc::F_GETLK, &mut fl) };
+    if rc != 0 || fl.l_type == libc::F_UNLCK as libc::c_short || fl.l_pid <= 0 {
+        return None;
+    }
+    Some(fl.l_pid)
+}
+
+/// ` (its command line)` from /proc, or nothing.
+fn process_name(pid: i32) -> String {
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let words: Vec<String> = cmdline
+        .split(|&b| b == 0)
+        .filter(|w| !w.is_empty())
+        .take(6)
+        .map(|w| String::from_utf8_lossy(w).into_owned())
+        .collect();
+    if words.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", words.join(" "))
+    }
+}

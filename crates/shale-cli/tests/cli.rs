@@ -1,0 +1,708 @@
+//! The `shale` binary, run on databases written by LevelDB 1.23 (through
+//! its C library) and by Shale: every command, its output and exit codes,
+//! damaged files of every kind, export and load round trips, and a
+//! database held open by another process.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use predicates::str::contains;
+use shale_compat::{RefDb, RefOptions};
+
+fn shale() -> Command {
+    let mut c = Command::cargo_bin("shale").unwrap();
+    c.env_remove("RUST_LOG");
+    c
+}
+
+fn key(i: u32) -> Vec<u8> {
+    format!("key{i:06}").into_bytes()
+}
+
+fn value(i: u32) -> Vec<u8> {
+    format!("value-{i}-{}", "x".repeat((i % 50) as usize)).into_bytes()
+}
+
+/// A database written by LevelDB: `n` keys in several tables (snappy,
+/// bloom filters), every tenth deleted, and a few updates left in its log.
+fn leveldb_db(dir: &Path, n: u32) -> PathBuf {
+    let path = dir.join("leveldb");
+    let db = RefDb::open(
+        &path,
+        RefOptions {
+            snappy: true,
+            bloom_bits_per_key: Some(10),
+            write_buffer_size: 64 << 10,
+            max_file_size: 64 << 10,
+        },
+    )
+    .unwrap();
+    for i in 0..n {
+        db.put(&key(i), &value(i)).unwrap();
+    }
+    for i in (0..n).step_by(10) {
+        db.delete(&key(i)).unwrap();
+    }
+    db.compact_all();
+    db.put(b"in-the-log", b"yes").unwrap();
+    db.put(b"bin\x00\xff", b"v\x01").unwrap();
+    path
+}
+
+/// A database written by Shale, with its tables compacted.
+fn shale_db(dir: &Path, n: u32) -> PathBuf {
+    let path = dir.join("shale");
+    let db = shale::Db::open(
+        &path,
+        shale::Options {
+            create_if_missing: true,
+            write_buffer_size: 64 << 10,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    for i in 0..n {
+        db.put(&key(i), &value(i)).unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    db.put(b"in-the-log", b"yes").unwrap();
+    path
+}
+
+fn files(dir: &Path, ext: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == ext))
+        .collect();
+    v.sort();
+    v
+}
+
+fn manifest(dir: &Path) -> PathBuf {
+    let name = std::fs::read_to_string(dir.join("CURRENT")).unwrap();
+    dir.join(name.trim_end())
+}
+
+fn flip(path: &Path, offset: u64) {
+    let mut data = std::fs::read(path).unwrap();
+    data[offset as usize] ^= 0x40;
+    std::fs::write(path, data).unwrap();
+}
+
+#[test]
+fn get_put_delete_on_a_leveldb_database() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = leveldb_db(tmp.path(), 2000);
+    shale()
+        .arg("get")
+        .arg(&db)
+        .arg("key000001")
+        .assert()
+        .success()
+        .stdout(format!("{}\n", String::from_utf8(value(1)).unwrap()));
+    // Deleted, and never written: a negative answer, exit 1.
+    shale()
+        .arg("get")
+        .arg(&db)
+        .arg("key000010")
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr(contains("not found"));
+    // Escaped bytes, hexadecimal and raw output.
+    shale()
+        .args(["get"])
+        .arg(&db)
+        .arg("bin\\x00\\xff")
+        .assert()
+        .success()
+        .stdout("v\\x01\n");
+    shale()
+        .args(["get", "--hex"])
+        .arg(&db)
+        .arg("62696e00ff")
+        .assert()
+        .success()
+        .stdout("7601\n");
+    shale()
+        .args(["get", "--raw"])
+        .arg(&db)
+        .arg("in-the-log")
+        .assert()
+        .success()
+        .stdout("yes");
+    // A bad escape is bad usage.
+    shale()
+        .arg("get")
+        .arg(&db)
+        .arg("bad\\q")
+        .assert()
+        .code(2)
+        .stderr(contains("unknown escape"));
+
+    shale()
+        .arg("put")
+        .arg(&db)
+        .args(["new", "v\\x00"])
+        .assert()
+        .success();
+    shale()
+        .arg("delete")
+        .arg(&db)
+        .arg("key000001")
+        .assert()
+        .success();
+    shale()
+        .arg("get")
+        .arg(&db)
+        .arg("new")
+        .assert()
+        .stdout("v\\x00\n");
+    shale()
+        .arg("get")
+        .arg(&db)
+        .arg("key000001")
+        .assert()
+        .code(1);
+
+    // LevelDB reads what the command wrote.
+    let r = RefDb::open(
+        &db,
+        RefOptions {
+            snappy: true,
+            bloom_bits_per_key: Some(10),
+            write_buffer_size: 64 << 10,
+            max_file_size: 64 << 10,
+        },
+    )
+    .unwrap();
+    assert_eq!(r.get(b"new").unwrap().as_deref(), Some(&b"v\x00"[..]));
+    assert_eq!(r.get(b"key000001").unwrap(), None);
+}
+
+#[test]
+fn put_needs_create_for_a_new_database_and_errors_name_the_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("fresh");
+    shale()
+        .arg("put")
+        .arg(&db)
+        .args(["k", "v"])
+        .assert()
+        .code(3)
+        .stderr(contains("fresh"));
+    shale()
+        .arg("put")
+        .arg(&db)
+        .args(["k", "v", "--create"])
+        .assert()
+        .success();
+    shale().arg("get").arg(&db).arg("k").assert().stdout("v\n");
+    shale()
+        .arg("scan")
+        .arg(tmp.path().join("nothing"))
+        .assert()
+        .code(3)
+        .stderr(contains("nothing"));
+}
+
+#[test]
+fn scan_and_count_select_ranges_and_formats() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = leveldb_db(tmp.path(), 2000);
+    shale()
+        .arg("scan")
+        .arg(&db)
+        .args(["--from", "key000011", "--limit", "2", "--keys-only"])
+        .assert()
+        .success()
+        .stdout("key000011\nkey000012\n");
+    shale()
+        .arg("scan")
+        .arg(&db)
+        .args(["--prefix", "key00199", "--reverse", "--keys-only"])
+        .assert()
+        .success()
+        .stdout("key001999\nkey001998\nkey001997\nkey001996\nkey001995\nkey001994\nkey001993\nkey001992\nkey001991\n");
+    shale()
+        .arg("scan")
+        .arg(&db)
+        .args(["--prefix", "bin", "--format", "json"])
+        .assert()
+        .success()
+        .stdout("{\"key_hex\":\"62696e00ff\",\"value\":\"v\\u0001\"}\n");
+    shale()
+        .arg("scan")
+        .arg(&db)
+        .args(["--prefix", "bin", "--format", "hex"])
+        .assert()
+        .success()
+        .stdout("62696e00ff\t7601\n");
+    shale()
+        .arg("scan")
+        .arg(&db)
+        .args(["--from", "key000001", "--to", "key000003"])
+        .assert()
+        .success()
+        .stdout(format!(
+            "key000001\t{}\nkey000002\t{}\n",
+            String::from_utf8(value(1)).unwrap(),
+            String::from_utf8(value(2)).unwrap()
+        ));
+    // 2000 keys less 200 deleted, and two written after.
+    shale()
+        .arg("count")
+        .arg(&db)
+        .assert()
+        .success()
+        .stdout("1802\n");
+    shale()
+        .arg("count")
+        .arg(&db)
+        .args(["--prefix", "key0001"])
+        .assert()
+        .success()
+        .stdout("90\n");
+}
+
+#[test]
+fn stats_shows_levels_counts_and_sequences() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = leveldb_db(tmp.path(), 3000);
+    shale()
+        .arg("stats")
+        .arg(&db)
+        .assert()
+        .success()
+        .stdout(contains("level").and(contains("live keys          2702")))
+        .stdout(contains("compression").and(contains("newest sequence    3302")))
+        .stdout(contains("oldest sequence"));
+    let out = shale()
+        .arg("stats")
+        .arg(&db)
+        .arg("--json")
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["live_keys"], 2702);
+    assert_eq!(v["newest_sequence"], 3302);
+    assert!(v["files"].as_u64().unwrap() >= 1);
+    assert!(v["compression_ratio"].as_f64().unwrap() > 1.0);
+    assert_eq!(v["levels"].as_array().unwrap().len(), 7);
+}
+
+#[test]
+fn dump_decodes_every_kind_of_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = leveldb_db(tmp.path(), 500);
+    let table = files(&db, "ldb").remove(0);
+    shale()
+        .arg("dump")
+        .arg(&table)
+        .assert()
+        .success()
+        .stdout(contains("footer: metaindex @"))
+        .stdout(contains("filter.leveldb.BuiltinBloomFilter2"))
+        .stdout(contains("index: "))
+        .stdout(contains("data block 0 @0"))
+        .stdout(contains("'key000001' @ 2 : put => 'value-1-x'"));
+    let log = files(&db, "log").pop().unwrap();
+    shale()
+        .arg("dump")
+        .arg(&log)
+        .assert()
+        .success()
+        .stdout(contains("batch seq").and(contains("put 'in-the-log' => 'yes'")));
+    shale()
+        .arg("dump")
+        .arg(manifest(&db))
+        .assert()
+        .success()
+        .stdout(contains("comparator: leveldb.BytewiseComparator"))
+        .stdout(contains("add file"));
+    shale()
+        .arg("dump")
+        .arg(db.join("CURRENT"))
+        .assert()
+        .success()
+        .stdout(contains("CURRENT names MANIFEST-"));
+    let out = shale()
+        .args(["dump", "--format", "json"])
+        .arg(&table)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    for line in String::from_utf8(out).unwrap().lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert!(v["type"].is_string(), "{line}");
+    }
+    shale()
+        .arg("dump")
+        .arg(db.join("nope.txt"))
+        .assert()
+        .code(3);
+}
+
+#[test]
+fn check_passes_sound_databases_of_both_writers() {
+    let tmp = tempfile::tempdir().unwrap();
+    for db in [leveldb_db(tmp.path(), 2000), shale_db(tmp.path(), 2000)] {
+        shale()
+            .arg("check")
+            .arg(&db)
+            .assert()
+            .success()
+            .stdout(contains("no damage found"));
+    }
+}
+
+/// Damages one file of a fresh LevelDB database with `damage`, then
+/// expects `check` to exit 1 naming `what` (a file name part) and `why`.
+fn check_finds(damage: impl Fn(&Path) -> PathBuf, why: &str) {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = leveldb_db(tmp.path(), 2000);
+    let damaged = damage(&db);
+    let name = damaged.file_name().unwrap().to_string_lossy().into_owned();
+    let before = std::fs::read(&damaged).ok();
+    shale()
+        .arg("check")
+        .arg(&db)
+        .assert()
+        .code(1)
+        .stdout(contains(format!("DAMAGED {}", damaged.display())))
+        .stdout(contains(why))
+        .stdout(contains("affects"));
+    // The check changed nothing.
+    assert_eq!(std::fs::read(&damaged).ok(), before, "{name}");
+    let out = shale()
+        .args(["check", "--json"])
+        .arg(&db)
+        .assert()
+        .code(1)
+        .get_output()
+        .stdout
+        .clone();
+    let v: serde_json::Value = serde_json::from_slice(&out).unwrap();
+    assert_eq!(v["ok"], false);
+    assert!(v["damage"][0]["file"].as_str().unwrap().ends_with(&name));
+}
+
+#[test]
+fn check_finds_a_damaged_log() {
+    check_finds(
+        |db| {
+            let log = files(db, "log").pop().unwrap();
+            flip(&log, 12);
+            log
+        },
+        "checksum",
+    );
+}
+
+#[test]
+fn check_finds_a_damaged_data_block_and_names_its_keys() {
+    check_finds(
+        |db| {
+            let t = files(db, "ldb").remove(0);
+            flip(&t, 20);
+            t
+        },
+        "data block: checksum mismatch",
+    );
+}
+
+#[test]
+fn check_finds_a_damaged_index_block() {
+    check_finds(
+        |db| {
+            let t = files(db, "ldb").remove(0);
+            let table = shale::inspect::TableFile::open(&t).unwrap();
+            flip(&t, table.index_block.offset + 2);
+            t
+        },
+        "index block: checksum mismatch",
+    );
+}
+
+#[test]
+fn check_finds_a_damaged_footer() {
+    check_finds(
+        |db| {
+            let t = files(db, "ldb").remove(0);
+            let len = std::fs::metadata(&t).unwrap().len();
+            flip(&t, len - 1);
+            t
+        },
+        "bad magic number",
+    );
+}
+
+#[test]
+fn check_finds_a_damaged_manifest() {
+    check_finds(
+        |db| {
+            let m = manifest(db);
+            flip(&m, 9);
+            m
+        },
+        "checksum",
+    );
+}
+
+#[test]
+fn check_finds_a_damaged_current() {
+    check_finds(
+        |db| {
+            let c = db.join("CURRENT");
+            std::fs::write(&c, "MANIFEST-000999\n").unwrap();
+            c
+        },
+        "does not exist",
+    );
+    check_finds(
+        |db| {
+            let c = db.join("CURRENT");
+            std::fs::write(&c, "garbage").unwrap();
+            c
+        },
+        "newline",
+    );
+}
+
+#[test]
+fn reading_a_damaged_database_fails_without_a_panic() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = leveldb_db(tmp.path(), 2000);
+    for t in files(&db, "ldb") {
+        flip(&t, 20);
+    }
+    shale()
+        .arg("count")
+        .arg(&db)
+        .assert()
+        .code(3)
+        .stderr(contains(".ldb").and(contains("panicked").not()));
+    flip(&manifest(&db), 9);
+    shale()
+        .arg("stats")
+        .arg(&db)
+        .assert()
+        .code(3)
+        .stderr(contains("MANIFEST"));
+}
+
+fn export(db: &Path, format: &str) -> Vec<u8> {
+    shale()
+        .arg("export")
+        .arg(db)
+        .args(["--format", format])
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone()
+}
+
+fn round_trip(n: u32, formats: &[&str]) {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = leveldb_db(tmp.path(), n);
+    for format in formats {
+        let dump = export(&src, format);
+        let dst = tmp.path().join(format!("copy-{format}"));
+        shale()
+            .arg("load")
+            .arg(&dst)
+            .args(["--create", "--format", format])
+            .write_stdin(dump.clone())
+            .assert()
+            .success()
+            .stderr(contains("loaded"));
+        assert!(export(&dst, format) == dump, "{format}: copies differ");
+        assert!(export(&dst, "kv") == export(&src, "kv"), "{format}");
+    }
+}
+
+#[test]
+fn export_then_load_round_trips_100k_keys_in_every_format() {
+    round_trip(100_000, &["kv", "jsonl", "csv"]);
+}
+
+/// The long version: `cargo test -p shale-cli --release -- --ignored million`.
+#[test]
+#[ignore]
+fn export_then_load_round_trips_a_million_keys() {
+    round_trip(1_000_000, &["kv", "jsonl"]);
+}
+
+#[test]
+fn load_reports_bad_input_with_its_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    shale()
+        .arg("load")
+        .arg(&db)
+        .arg("--create")
+        .write_stdin("{\"key\":\"a\",\"value\":\"1\"}\nnot json\n")
+        .assert()
+        .code(3)
+        .stderr(contains("line 2"));
+    shale()
+        .arg("load")
+        .arg(&db)
+        .args(["--format", "kv"])
+        .write_stdin(&b"SHALEKV1\x01\x00\x00\x00"[..])
+        .assert()
+        .code(3)
+        .stderr(contains("truncated"));
+}
+
+#[test]
+fn read_commands_work_while_another_process_holds_the_database() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = shale_db(tmp.path(), 1000);
+    // This test process holds it with Shale, as another program would.
+    let holder = shale::Db::open(&db, shale::Options::default()).unwrap();
+    holder.put(b"held", b"1").unwrap();
+    shale()
+        .arg("get")
+        .arg(&db)
+        .arg("held")
+        .assert()
+        .success()
+        .stdout("1\n");
+    shale()
+        .arg("count")
+        .arg(&db)
+        .assert()
+        .success()
+        .stdout("1002\n");
+    shale().arg("stats").arg(&db).assert().success();
+    shale().arg("check").arg(&db).assert().success();
+    shale().arg("export").arg(&db).assert().success();
+    let pid = std::process::id().to_string();
+    for args in [
+        vec!["put", "k", "v"],
+        vec!["delete", "k"],
+        vec!["compact"],
+        vec!["destroy", "--yes"],
+        vec!["repair"],
+    ] {
+        let (cmd, rest) = args.split_first().unwrap();
+        shale()
+            .arg(cmd)
+            .arg(&db)
+            .args(rest)
+            .assert()
+            .code(4)
+            .stderr(contains("LOCK").and(contains(pid.as_str())));
+    }
+    drop(holder);
+
+    // And LevelDB holding it.
+    let db = leveldb_db(tmp.path(), 100);
+    let holder = RefDb::open(
+        &db,
+        RefOptions {
+            snappy: true,
+            bloom_bits_per_key: None,
+            write_buffer_size: 64 << 10,
+            max_file_size: 64 << 10,
+        },
+    )
+    .unwrap();
+    holder.put(b"from-leveldb", b"2").unwrap();
+    shale()
+        .arg("get")
+        .arg(&db)
+        .arg("from-leveldb")
+        .assert()
+        .success()
+        .stdout("2\n");
+    shale()
+        .arg("put")
+        .arg(&db)
+        .args(["k", "v"])
+        .assert()
+        .code(4)
+        .stderr(contains("is open in process").and(contains(pid.as_str())));
+    drop(holder);
+    shale()
+        .arg("put")
+        .arg(&db)
+        .args(["k", "v"])
+        .assert()
+        .success();
+}
+
+#[test]
+fn compact_repair_and_destroy() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = leveldb_db(tmp.path(), 2000);
+    shale()
+        .arg("compact")
+        .arg(&db)
+        .assert()
+        .success()
+        .stdout(contains("compacted"));
+    shale()
+        .arg("compact")
+        .arg(&db)
+        .args(["--from", "key000100", "--to", "key000200"])
+        .assert()
+        .success();
+    shale().arg("count").arg(&db).assert().stdout("1802\n");
+
+    std::fs::remove_file(db.join("CURRENT")).unwrap();
+    shale()
+        .arg("count")
+        .arg(&db)
+        .assert()
+        .code(3)
+        .stderr(contains("repair"));
+    shale()
+        .arg("repair")
+        .arg(&db)
+        .assert()
+        .success()
+        .stdout(contains("recovered:").and(contains("1802 keys readable")))
+        .stdout(contains("dropped").and(contains("CURRENT")));
+    shale().arg("count").arg(&db).assert().stdout("1802\n");
+    shale().arg("check").arg(&db).assert().success();
+
+    // destroy asks, and without a terminal to ask on it refuses.
+    shale()
+        .arg("destroy")
+        .arg(&db)
+        .assert()
+        .code(2)
+        .stderr(contains("--yes"));
+    assert!(db.join("CURRENT").exists());
+    shale()
+        .arg("destroy")
+        .arg(&db)
+        .arg("--yes")
+        .assert()
+        .success();
+    assert!(!db.join("CURRENT").exists());
+}
+
+#[test]
+fn every_command_has_help_with_an_example() {
+    for cmd in [
+        "get", "put", "delete", "scan", "count", "stats", "dump", "check", "compact", "repair",
+        "destroy", "load", "export",
+    ] {
+        shale()
+            .args([cmd, "--help"])
+            .assert()
+            .success()
+            .stdout(contains("Example:").and(contains(format!("shale {cmd}"))));
+    }
+}
