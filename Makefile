@@ -1,6 +1,7 @@
 # The two entry points (see README.md):
 #   make report   - set up, build in release mode, run the benchmark report
 #   make test     - set up, run every test
+#   make install-c PREFIX=DIR - build and install the C library (see README.md)
 CARGO ?= cargo
 STUDIES ?= leveldb
 # all: every engine of the build, minus those a study leaves out by default
@@ -8,7 +9,7 @@ STUDIES ?= leveldb
 # a list (ENGINES=shale,leveldb) runs exactly those engines in every study.
 ENGINES ?= all
 
-.PHONY: setup test report build fmt clippy
+.PHONY: setup test report build fmt clippy install-c
 
 setup:
 	bash scripts/setup.sh
@@ -28,3 +29,7 @@ fmt:
 
 clippy:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+PREFIX ?= /usr/local
+install-c:
+	bash scripts/install-c.sh --prefix $(PREFIX)
