@@ -1,5 +1,6 @@
 # The two entry points (see README.md):
-#   make report   - set up, build in release mode, run the benchmark report
+#   make report   - set up, build the peers and db_bench in release mode, run
+#                   the benchmark report
 #   make test     - set up, run every test
 #   make install-c PREFIX=DIR - build and install the C library (see README.md)
 CARGO ?= cargo
@@ -8,15 +9,29 @@ STUDIES ?= leveldb
 # (the LevelDB study leaves out WiredTiger's LSM tree, too slow in 4 MB);
 # a list (ENGINES=shale,leveldb) runs exactly those engines in every study.
 ENGINES ?= all
+# Release builds of LevelDB and RocksDB (Debian's are built with assertions
+# on), made by scripts/build-peers.sh from Debian's source packages. db_bench
+# links them when built with SHALE_PEERS_DIR set, as `build` and `report` do;
+# `test` clears it so that the tests use Debian's binary packages.
+PEERS_DIR ?= $(CURDIR)/target/peers
 
-.PHONY: setup test report build fmt clippy install-c
+.PHONY: setup peers peers-db-bench test report build fmt clippy install-c
 
 setup:
 	bash scripts/setup.sh
 
-build: setup
+peers: setup
+	bash scripts/build-peers.sh --dir=$(PEERS_DIR)
+
+# The peers' own db_bench as well, for scripts/fairness.sh.
+peers-db-bench: setup
+	bash scripts/build-peers.sh --dir=$(PEERS_DIR) --with-db-bench
+
+build report: export SHALE_PEERS_DIR = $(PEERS_DIR)
+build: setup peers
 	$(CARGO) build --release --workspace
 
+test: export SHALE_PEERS_DIR =
 test: setup
 	$(CARGO) test --workspace --all-features
 

@@ -20,11 +20,25 @@
 //! the reason baked in here (`SHALE_BENCH_SNAPPY_STATUS`,
 //! `SHALE_BENCH_LEVELDB_CRC32C_STATUS`); `SHALE_BENCH_DISABLE=snappy` and
 //! `SHALE_BENCH_DISABLE=leveldb_crc32c` leave them out on purpose.
+//!
+//! LevelDB and RocksDB as Debian ships them keep their assertions (built
+//! without `-DNDEBUG`). When `SHALE_PEERS_DIR` names a directory (an
+//! absolute path; the Makefile's `build` and `report` targets set it to
+//! `target/peers`), a release build found there by `scripts/build-peers.sh`
+//! (`<dir>/<name>-<version>/{include,lib,STAMP}`) is linked instead, with an
+//! rpath to its `lib/`; without it, or when the directory holds no such
+//! build, the system's library is linked (with a warning in the latter
+//! case). Either way, `SHALE_BENCH_<NAME>_LIBRARY` records the library file
+//! and `SHALE_BENCH_<NAME>_BUILD` where it comes from, for db_bench's header.
 
 use std::env;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+#[path = "build_peers.rs"]
+#[allow(dead_code)]
+mod peers;
 
 struct Lib {
     /// cfg and environment-variable stem, e.g. `leveldb`.
@@ -116,6 +130,8 @@ struct Found {
     link_dirs: Vec<PathBuf>,
     version: Option<String>,
     libdir: Option<PathBuf>,
+    /// The release build of `scripts/build-peers.sh` this is, if it is one.
+    release: Option<peers::PeerBuild>,
 }
 
 fn main() {
@@ -124,6 +140,10 @@ fn main() {
     println!("cargo:rerun-if-env-changed=PKG_CONFIG_PATH");
     println!("cargo:rerun-if-env-changed=CC");
     println!("cargo:rerun-if-env-changed=AR");
+    println!("cargo:rerun-if-env-changed={}", peers::PEERS_DIR_VAR);
+    let peers_dir: Option<PathBuf> = env::var_os(peers::PEERS_DIR_VAR)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from);
     let disabled: Vec<String> = env::var("SHALE_BENCH_DISABLE")
         .unwrap_or_default()
         .split(',')
@@ -139,7 +159,10 @@ fn main() {
         let status = if disabled.iter().any(|d| d == lib.name) {
             Err("disabled at build time by SHALE_BENCH_DISABLE".to_string())
         } else {
-            probe(lib, &out_dir)
+            match release_build(lib, peers_dir.as_deref()) {
+                Some(build) => probe_release_build(lib, build, &out_dir),
+                None => probe(lib, &out_dir),
+            }
         };
         match status {
             Ok(found) => {
@@ -147,6 +170,25 @@ fn main() {
                     println!("cargo:rustc-link-search=native={}", dir.display());
                 }
                 println!("cargo:rustc-link-lib=dylib={}", lib.link);
+                if let Some(build) = &found.release {
+                    // Found at run time ahead of the system's copy (same soname).
+                    println!(
+                        "cargo:rustc-link-arg=-Wl,-rpath,{}",
+                        build.lib_dir.display()
+                    );
+                    println!("cargo:rerun-if-changed={}", build.stamp().display());
+                }
+                let file = library_file(lib, &found);
+                println!(
+                    "cargo:rustc-env=SHALE_BENCH_{upper}_LIBRARY={}",
+                    file.as_ref()
+                        .map(|f| f.display().to_string())
+                        .unwrap_or_default()
+                );
+                println!(
+                    "cargo:rustc-env=SHALE_BENCH_{upper}_BUILD={}",
+                    build_description(lib, &found, file.as_deref())
+                );
                 println!("cargo:rustc-cfg=have_{}", lib.name);
                 println!("cargo:rustc-env=SHALE_BENCH_{upper}_STATUS=available");
                 println!(
@@ -169,7 +211,7 @@ fn main() {
                         emit_leveldb_crc32c(lib, &found, &out_dir);
                     }
                 }
-                let counts = library_file(lib, &found).and_then(|f| disassembly_counts(&f));
+                let counts = file.and_then(|f| disassembly_counts(&f));
                 let asserts = counts.map(|c| c.assert_calls.to_string());
                 let crc32 = counts.map(|c| c.crc32_instructions.to_string());
                 println!(
@@ -188,6 +230,8 @@ fn main() {
                 );
                 println!("cargo:rustc-env=SHALE_BENCH_{upper}_STATUS={reason}");
                 println!("cargo:rustc-env=SHALE_BENCH_{upper}_PKG_VERSION=");
+                println!("cargo:rustc-env=SHALE_BENCH_{upper}_LIBRARY=");
+                println!("cargo:rustc-env=SHALE_BENCH_{upper}_BUILD=");
                 if lib.name == "wiredtiger" {
                     println!("cargo:rustc-env=SHALE_BENCH_WIREDTIGER_SNAPPY=");
                 }
@@ -200,6 +244,84 @@ fn main() {
         }
     }
     emit_snappy(&disabled, &out_dir);
+}
+
+/// The release build of `lib` under `$SHALE_PEERS_DIR`, if that is set and
+/// holds one; a warning says why not when it is set but holds none.
+fn release_build(lib: &Lib, peers_dir: Option<&Path>) -> Option<peers::PeerBuild> {
+    if !peers::RELEASE_BUILT.contains(&lib.name) {
+        return None;
+    }
+    match peers::select(peers_dir, lib.name, lib.header, lib.link) {
+        Ok(build) => build,
+        Err(why) => {
+            if let Some(dir) = peers_dir {
+                // A build appearing there later is picked up.
+                println!("cargo:rerun-if-changed={}", dir.display());
+            }
+            println!(
+                "cargo:warning=shale-bench: {} is set but {why}: linking the system's lib{} (built with assertions on in Debian)",
+                peers::PEERS_DIR_VAR,
+                lib.link
+            );
+            None
+        }
+    }
+}
+
+/// Checks that a release build links, like `probe` does a system library.
+fn probe_release_build(
+    lib: &Lib,
+    build: peers::PeerBuild,
+    out_dir: &Path,
+) -> Result<Found, String> {
+    let mut include_dirs = vec![build.include_dir.clone()];
+    include_dirs.extend(DEFAULT_INCLUDE_DIRS.iter().map(PathBuf::from));
+    let found = Found {
+        include_dirs,
+        link_dirs: vec![build.lib_dir.clone()],
+        version: Some(build.upstream_version().to_string()),
+        libdir: Some(build.lib_dir.clone()),
+        release: Some(build),
+    };
+    match test_link(lib, &found, out_dir) {
+        LinkResult::Linked | LinkResult::NoCompiler => Ok(found),
+        LinkResult::Failed(msg) => Err(format!(
+            "test link against the release build in {} failed: {msg}",
+            found
+                .release
+                .as_ref()
+                .map(|b| b.dir.display().to_string())
+                .unwrap_or_default()
+        )),
+    }
+}
+
+/// Where the library comes from, for db_bench's header: the release build,
+/// or the Debian package that installed the file, when dpkg knows it.
+fn build_description(lib: &Lib, found: &Found, file: Option<&Path>) -> String {
+    if let Some(build) = &found.release {
+        return build.description(lib.name);
+    }
+    let package = file.and_then(|f| {
+        let out = Command::new("dpkg-query").arg("-S").arg(f).output().ok()?;
+        if !out.status.success() {
+            return None;
+        }
+        let text = String::from_utf8_lossy(&out.stdout);
+        let pkg = text.lines().next()?.split(':').next()?.trim().to_string();
+        let out = Command::new("dpkg-query")
+            .args(["-W", "-f=${Version}"])
+            .arg(&pkg)
+            .output()
+            .ok()?;
+        let version = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        Some(format!("{pkg} {version}").trim().to_string())
+    });
+    match package {
+        Some(p) => format!("Debian package {p}"),
+        None => "installed library".to_string(),
+    }
 }
 
 /// Probes libsnappy and links it when found (cfg `have_snappy`).
@@ -426,6 +548,7 @@ fn probe(lib: &Lib, out_dir: &Path) -> Result<Found, String> {
         link_dirs: Vec::new(),
         version: None,
         libdir: None,
+        release: None,
     };
     if let Some(pkg) = lib.pkg {
         if let Ok(info) = pkg_config::Config::new()

@@ -359,6 +359,9 @@ impl<'f> Runner<'f> {
         let engine = self.engine.as_deref();
         let version = engine.map(|e| e.version()).unwrap_or_default();
         writeln!(out, "Engine:     {} version {version}", f.engine.name())?;
+        if let Some((file, build)) = engines::library(f.engine) {
+            writeln!(out, "{}", library_line(file, build))?;
+        }
         writeln!(out, "Date:       {}", sysinfo::utc_now())?;
         if let Some((n, model, cache)) = sysinfo::cpu_info() {
             writeln!(out, "CPU:        {n} * {model}")?;
@@ -395,7 +398,7 @@ impl<'f> Runner<'f> {
         if let Some(n) = engines::library_assert_sites(f.engine).filter(|&n| n > 0) {
             writeln!(
                 out,
-                "WARNING: the installed {} library was built with assertions enabled ({n} assert call sites): its figures are pessimistic",
+                "WARNING: the installed {} library was built with assertions enabled ({n} assert call sites): its figures are pessimistic (scripts/build-peers.sh builds a release copy, which db_bench links when built with SHALE_PEERS_DIR set, as `make report` does)",
                 f.engine.name()
             )?;
         }
@@ -1223,14 +1226,37 @@ pub fn skipped_line(engine: EngineKind, reason: &str) -> String {
 /// The `Assertions:` header line's value: whether the engine's code keeps
 /// its assertions (a library built without `-DNDEBUG` runs slower).
 pub fn assertions_text(engine: EngineKind) -> String {
-    match (engine, engines::library_assert_sites(engine)) {
+    let build = engines::library(engine).map_or("", |(_, build)| build);
+    assertions_wording(engine, engines::library_assert_sites(engine), build)
+}
+
+/// The `Assertions:` header for `engine`, given the number of assert call
+/// sites in its library (`None`: not counted) and the library's build (the
+/// `Library:` line's description: a release build of
+/// `scripts/build-peers.sh` or a Debian package).
+pub fn assertions_wording(engine: EngineKind, sites: Option<usize>, build: &str) -> String {
+    let release = build.starts_with("release build");
+    match (engine, sites) {
         (EngineKind::Shale, _) if cfg!(debug_assertions) => "on (debug build)".to_string(),
         (EngineKind::Shale, _) => "off (release build)".to_string(),
+        (_, Some(0)) if release => {
+            "off (release build with -DNDEBUG: the library has no assert call sites)".to_string()
+        }
         (_, Some(0)) => "off (the installed library has no assert call sites)".to_string(),
         (_, Some(n)) => {
             format!("on (the installed library has {n} assert call sites: built without -DNDEBUG)")
         }
         (_, None) => "unknown (objdump was not available when db_bench was built)".to_string(),
+    }
+}
+
+/// The `Library:` header: the shared library file an engine runs and where
+/// it comes from.
+pub fn library_line(file: &str, build: &str) -> String {
+    if build.is_empty() {
+        format!("Library:    {file}")
+    } else {
+        format!("Library:    {file} ({build})")
     }
 }
 

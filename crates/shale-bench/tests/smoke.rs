@@ -100,9 +100,10 @@ fn run_ok(args: &[String]) -> String {
     stdout
 }
 
-const HEADER_PREFIXES: [&str; 14] = [
+const HEADER_PREFIXES: [&str; 15] = [
     "Assertions: ",
     "Engine:     ",
+    "Library:    ",
     "Date:       ",
     "CPU:        ",
     "CPUCache:   ",

@@ -8,7 +8,7 @@
 
 use crate::engines::{Capability, ENGINES};
 use crate::markdown::{cell_text, commands_text, fmt_ratio, na_text, note_for, resources_text};
-use crate::report::{assertions_note, ChartOut, Meta, StudyPage};
+use crate::report::{assertions_note, release_builds_note, ChartOut, Meta, StudyPage};
 use crate::runner::hms;
 use crate::tables::Cell;
 use crate::tables::Table;
@@ -152,15 +152,19 @@ pub fn render_index(meta: &Meta, pages: &[StudyPage]) -> String {
         "Chart font",
         format!("<code>{}</code>", esc(&meta.font.display().to_string())),
     ));
+    if let Some(note) = release_builds_note(&meta.versions) {
+        s.push_str(&item("Peer builds", esc(&note)));
+    }
     if let Some(note) = assertions_note(&meta.versions) {
         s.push_str(&item("Assertions", esc(&note)));
     }
-    s.push_str("</ul>\n<table><tr><th>engine</th><th>version (db_bench header)</th><th>Debian package</th><th>assertions</th><th>status</th></tr>\n");
+    s.push_str("</ul>\n<table><tr><th>engine</th><th>version (db_bench header)</th><th>library (db_bench header)</th><th>Debian package</th><th>assertions</th><th>status</th></tr>\n");
     for v in &meta.versions {
         s.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
             esc(v.engine),
             esc(v.reported.as_deref().unwrap_or("—")),
+            esc(v.library.as_deref().unwrap_or("—")),
             esc(&v.debian),
             esc(v.assertions.as_deref().unwrap_or("—")),
             esc(&v.status)

@@ -6,7 +6,7 @@
 //! so tables can be compared against golden text; `|` in free text is escaped.
 
 use crate::engines::{Capability, ENGINES};
-use crate::report::{assertions_note, Meta};
+use crate::report::{assertions_note, release_builds_note, Meta};
 use crate::runner::{command_line, hms, Outcome, StudyRun};
 use crate::stats::Summary;
 use crate::tables::{Cell, Resources, Table};
@@ -244,17 +244,21 @@ pub fn render_header(meta: &Meta) -> String {
         "- Each engine runs in its own db_bench process on a directory emptied before the run; \
          runs are interleaved (run 1 of every engine, then run 2, ...).\n",
     );
+    if let Some(note) = release_builds_note(&meta.versions) {
+        s.push_str(&format!("- Peer builds: {note}\n"));
+    }
     if let Some(note) = assertions_note(&meta.versions) {
         s.push_str(&format!("- Assertions: {note}\n"));
     }
     s.push_str(
-        "\n| engine | version (db_bench header) | Debian package | assertions | status |\n|---|---|---|---|---|\n",
+        "\n| engine | version (db_bench header) | library (db_bench header) | Debian package | assertions | status |\n|---|---|---|---|---|---|\n",
     );
     for v in &meta.versions {
         s.push_str(&format!(
-            "| {} | {} | {} | {} | {} |\n",
+            "| {} | {} | {} | {} | {} | {} |\n",
             v.engine,
             esc(v.reported.as_deref().unwrap_or("—")),
+            esc(v.library.as_deref().unwrap_or("—")),
             esc(&v.debian),
             esc(v.assertions.as_deref().unwrap_or("—")),
             esc(&v.status)

@@ -28,6 +28,10 @@ pub struct VersionRow {
     pub debian: String,
     /// db_bench's `Assertions:` header, if it ran.
     pub assertions: Option<String>,
+    /// db_bench's `Library:` header (the library file the engine ran and
+    /// its build: a Debian package, or a release build of
+    /// `scripts/build-peers.sh`), if it ran.
+    pub library: Option<String>,
     /// `ran`, `skipped: ...`, or `not chosen`.
     pub status: String,
 }
@@ -64,7 +68,12 @@ pub fn version_rows(
             engine: e.name,
             reported: reported.get(e.name).cloned(),
             assertions: ctx.assertions.get(e.name).cloned(),
+            library: ctx.libraries.get(e.name).cloned(),
             debian: match e.debian_package {
+                Some(p) if is_release_build(ctx.libraries.get(e.name)) => match debian(p) {
+                    Some(v) => format!("{p} {v} (not the library run: see the library column)"),
+                    None => format!("{p} not installed (not the library run)"),
+                },
                 Some(p) => match debian(p) {
                     Some(v) => format!("{p} {v}"),
                     None => format!("{p} not installed"),
@@ -86,6 +95,41 @@ pub fn version_rows(
             },
         })
         .collect()
+}
+
+/// Whether a `Library:` header names a release build of
+/// `scripts/build-peers.sh` rather than the system's library.
+fn is_release_build(library: Option<&String>) -> bool {
+    library.is_some_and(|l| l.contains("(release build"))
+}
+
+/// A sentence naming the peers that ran a release build of
+/// `scripts/build-peers.sh` (db_bench's `Library:` header), or `None`.
+pub fn release_builds_note(versions: &[VersionRow]) -> Option<String> {
+    let names: Vec<&str> = versions
+        .iter()
+        .filter(|v| is_release_build(v.library.as_ref()))
+        .map(|v| v.engine)
+        .collect();
+    let list = match names.as_slice() {
+        [] => return None,
+        [one] => one.to_string(),
+        [init @ .., last] => format!("{} and {last}", init.join(", ")),
+    };
+    let one = names.len() == 1;
+    Some(format!(
+        "{list} ran {} (-O2 -DNDEBUG) of Debian's source {}, made by \
+         scripts/build-peers.sh, instead of Debian's binary {}, which {} assertions on; \
+         every other peer ran Debian's binary package (the library column names each file).",
+        if one {
+            "a release build"
+        } else {
+            "release builds"
+        },
+        if one { "package" } else { "packages" },
+        if one { "package" } else { "packages" },
+        if one { "keeps its" } else { "keep their" },
+    ))
 }
 
 /// A sentence naming the peer libraries whose installed build keeps its
@@ -273,8 +317,45 @@ mod tests {
             reported: None,
             debian: String::new(),
             assertions: assertions.map(str::to_string),
+            library: None,
             status: "ran".to_string(),
         }
+    }
+
+    #[test]
+    fn release_builds_note_names_the_peers_built_from_source() {
+        let release = "/x/target/peers/leveldb-1.23-4/lib/libleveldb.so.1.23.0 (release build \
+                       (-O2 -DNDEBUG) of Debian's source package leveldb 1.23-4, by \
+                       scripts/build-peers.sh)";
+        let mut rows = vec![
+            row("shale", Some("off (release build)")),
+            row("leveldb", Some("off (release build with -DNDEBUG: ...)")),
+            row(
+                "lmdb",
+                Some("off (the installed library has no assert call sites)"),
+            ),
+        ];
+        rows[2].library = Some(
+            "/usr/lib/x86_64-linux-gnu/liblmdb.so.0.0.0 (Debian package liblmdb0 0.9.24-1)"
+                .to_string(),
+        );
+        assert_eq!(release_builds_note(&rows), None);
+        rows[1].library = Some(release.to_string());
+        let note = release_builds_note(&rows).unwrap();
+        assert!(
+            note.starts_with(
+                "leveldb ran a release build (-O2 -DNDEBUG) of Debian's source package,"
+            ),
+            "{note}"
+        );
+        let mut rocks = row("rocksdb", None);
+        rocks.library = Some(release.replace("leveldb", "rocksdb"));
+        rows.push(rocks);
+        let note = release_builds_note(&rows).unwrap();
+        assert!(
+            note.starts_with("leveldb and rocksdb ran release builds (-O2 -DNDEBUG)"),
+            "{note}"
+        );
     }
 
     #[test]

@@ -98,6 +98,8 @@ pub struct Context {
     pub versions: BTreeMap<&'static str, String>,
     /// `Assertions:` headers, first seen.
     pub assertions: BTreeMap<&'static str, String>,
+    /// `Library:` headers (the library file and its build), first seen.
+    pub libraries: BTreeMap<&'static str, String>,
     /// Processes started per engine.
     pub started: BTreeMap<&'static str, usize>,
     /// Processes per engine that failed.
@@ -114,6 +116,7 @@ impl Context {
             skipped: BTreeMap::new(),
             versions: BTreeMap::new(),
             assertions: BTreeMap::new(),
+            libraries: BTreeMap::new(),
             started: BTreeMap::new(),
             failed: BTreeMap::new(),
         }
@@ -578,6 +581,11 @@ pub fn run_study(
                     ctx.assertions
                         .entry(engine.name)
                         .or_insert_with(|| a.clone());
+                }
+                if let Some((_, l)) = output.header.iter().find(|(k, _)| k == "Library") {
+                    ctx.libraries
+                        .entry(engine.name)
+                        .or_insert_with(|| l.clone());
                 }
                 // The first measured run replaces the estimate for the rest.
                 if measured.insert((j, engine.name)) {

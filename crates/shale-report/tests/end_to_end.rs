@@ -136,20 +136,24 @@ fn quick_report_with_every_study() {
         "- Database directory: ",
         "- Command: `",
         "--quick",
-        "| shale | 9.9-fake | this workspace | off (release build) | ran |",
+        "| shale | 9.9-fake | — | this workspace | off (release build) | ran |",
+        "| leveldb | 9.9-fake | /usr/lib/x86_64-linux-gnu/libleveldb.so.1.23.0 (Debian package libleveldb1d 1.23-4) | libleveldb-dev",
+        "| rocksdb | 9.9-fake | /x/target/peers/rocksdb-7.8.3-2/lib/librocksdb.so.7.8.3 (release build (-O2 -DNDEBUG) of Debian's source package rocksdb 7.8.3-2, by scripts/build-peers.sh) | librocksdb-dev ",
+        "(not the library run: see the library column) |",
+        "- Peer builds: rocksdb ran a release build (-O2 -DNDEBUG) of Debian's source package, made by scripts/build-peers.sh",
         "- Assertions: Debian's libleveldb (251 assert call sites) is built without -DNDEBUG",
         "--benchmarks=fillseq,fillrandom --num=1000 ",
         "--use_existing_db=0 --sync=1",
-        "| lmdb | — | liblmdb-dev",
+        "| lmdb | — | — | liblmdb-dev",
         "| every run failed (see the raw output) |",
-        "| kyoto-treedb | — | libkyotocabinet-dev",
+        "| kyoto-treedb | — | — | libkyotocabinet-dev",
         "### Capabilities",
         "# job baseline",
         "--benchmarks=fillseq,fillrandom,overwrite,readrandom,readrandom,readseq,readreverse",
         "--cache_size=4194304",
         "![1. Baseline performance](charts/leveldb-baseline.png)",
     ] {
-        assert!(md.contains(want), "leveldb.md lacks {want:?}");
+        assert!(md.contains(want), "leveldb.md lacks {want:?}\n{md}");
     }
 
     // WiredTiger: five runs, trimmed mean of shale's 1.1, 1.2, 1.3 us runs.

@@ -62,6 +62,10 @@ esac
 milli=$((base + (n - 1) * 100))
 us=$(printf "%d.%03d" $((milli / 1000)) $((milli % 1000)))
 echo "Engine:     $engine version 9.9-fake"
+case "$engine" in
+  leveldb) echo "Library:    /usr/lib/x86_64-linux-gnu/libleveldb.so.1.23.0 (Debian package libleveldb1d 1.23-4)" ;;
+  rocksdb) echo "Library:    /x/target/peers/rocksdb-7.8.3-2/lib/librocksdb.so.7.8.3 (release build (-O2 -DNDEBUG) of Debian's source package rocksdb 7.8.3-2, by scripts/build-peers.sh)" ;;
+esac
 echo "Keys:       16 bytes each"
 echo "Entries:    1000"
 case "$engine" in

@@ -104,6 +104,41 @@ pub fn library_assert_sites(kind: EngineKind) -> Option<usize> {
     sites.parse().ok()
 }
 
+/// The shared library file engine `kind` was linked against and where it
+/// comes from (a Debian package, or a release build of
+/// `scripts/build-peers.sh`), as build.rs found them; `None` for Shale and
+/// for an engine not in this build.
+pub fn library(kind: EngineKind) -> Option<(&'static str, &'static str)> {
+    let (file, build) = match kind {
+        EngineKind::Shale => return None,
+        EngineKind::LevelDb => (
+            env!("SHALE_BENCH_LEVELDB_LIBRARY"),
+            env!("SHALE_BENCH_LEVELDB_BUILD"),
+        ),
+        EngineKind::RocksDb => (
+            env!("SHALE_BENCH_ROCKSDB_LIBRARY"),
+            env!("SHALE_BENCH_ROCKSDB_BUILD"),
+        ),
+        EngineKind::Sqlite3 => (
+            env!("SHALE_BENCH_SQLITE3_LIBRARY"),
+            env!("SHALE_BENCH_SQLITE3_BUILD"),
+        ),
+        EngineKind::KyotoTreeDb => (
+            env!("SHALE_BENCH_KYOTOCABINET_LIBRARY"),
+            env!("SHALE_BENCH_KYOTOCABINET_BUILD"),
+        ),
+        EngineKind::WiredTigerLsm | EngineKind::WiredTigerBtree => (
+            env!("SHALE_BENCH_WIREDTIGER_LIBRARY"),
+            env!("SHALE_BENCH_WIREDTIGER_BUILD"),
+        ),
+        EngineKind::Lmdb => (
+            env!("SHALE_BENCH_LMDB_LIBRARY"),
+            env!("SHALE_BENCH_LMDB_BUILD"),
+        ),
+    };
+    (!file.is_empty()).then_some((file, build))
+}
+
 /// The checksum and snappy code of engine `kind`, for db_bench's `crc32c`,
 /// `snappycomp` and `snappyuncomp` lines; what it lacks (or this build
 /// cannot reach) is an `Err` with a one-line reason.
