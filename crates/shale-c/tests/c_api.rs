@@ -409,3 +409,26 @@ fn readme_example() -> String {
     let end = section[start..].find("```").expect("the end of the block") + start;
     section[start..end].to_string()
 }
+
+/// The suite under Valgrind (memcheck), which also sees the Rust side's
+/// memory accesses. About a minute on a debug build, so not run by default:
+/// `cargo test -p shale-c --test c_api -- --ignored`.
+#[test]
+#[ignore]
+fn c_suite_under_valgrind() {
+    let work = tempfile::tempdir().unwrap();
+    let exe = work.path().join("api_test_valgrind");
+    build_on_shale(&cc(), "api_test.c", &exe, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(Command::new("valgrind")
+        .args([
+            "--error-exitcode=3",
+            "--leak-check=full",
+            "--errors-for-leak-kinds=definite,indirect",
+        ])
+        .arg(&exe)
+        .arg(dir.path()));
+    assert!(stdout(&out).contains("checks passed on Shale"));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("ERROR SUMMARY: 0 errors"), "{stderr}");
+}
