@@ -2,6 +2,7 @@
 #   make report   - set up, build the peers and db_bench in release mode, run
 #                   the benchmark report
 #   make test     - set up, run every test
+#   make install-c PREFIX=DIR - build and install the C library (see README.md)
 CARGO ?= cargo
 STUDIES ?= leveldb
 # all: every engine of the build, minus those a study leaves out by default
@@ -14,7 +15,7 @@ ENGINES ?= all
 # `test` clears it so that the tests use Debian's binary packages.
 PEERS_DIR ?= $(CURDIR)/target/peers
 
-.PHONY: setup peers peers-db-bench test report build fmt clippy
+.PHONY: setup peers peers-db-bench test report build fmt clippy install-c
 
 setup:
 	bash scripts/setup.sh
@@ -43,3 +44,7 @@ fmt:
 
 clippy:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+PREFIX ?= /usr/local
+install-c:
+	bash scripts/install-c.sh --prefix $(PREFIX)

@@ -5,7 +5,7 @@
 set -euo pipefail
 
 PACKAGES=(
-  build-essential pkg-config clang libclang-dev
+  build-essential pkg-config clang libclang-dev libclang-rt-14-dev
   libleveldb-dev libsnappy-dev librocksdb-dev libsqlite3-dev
   libkyotocabinet-dev libwiredtiger-dev liblmdb-dev
   fonts-dejavu-core

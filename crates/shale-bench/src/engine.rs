@@ -56,6 +56,8 @@ pub type Result<T> = std::result::Result<T, Error>;
 pub enum EngineKind {
     /// This project's engine.
     Shale,
+    /// This project's engine through its C library (LevelDB's C API).
+    ShaleC,
     /// Google LevelDB through its C API.
     LevelDb,
     /// RocksDB through its C API.
@@ -74,8 +76,9 @@ pub enum EngineKind {
 
 impl EngineKind {
     /// Every engine, in the order reports list them.
-    pub const ALL: [EngineKind; 8] = [
+    pub const ALL: [EngineKind; 9] = [
         EngineKind::Shale,
+        EngineKind::ShaleC,
         EngineKind::LevelDb,
         EngineKind::RocksDb,
         EngineKind::Sqlite3,
@@ -89,6 +92,7 @@ impl EngineKind {
     pub fn name(self) -> &'static str {
         match self {
             EngineKind::Shale => "shale",
+            EngineKind::ShaleC => "shale-c",
             EngineKind::LevelDb => "leveldb",
             EngineKind::RocksDb => "rocksdb",
             EngineKind::Sqlite3 => "sqlite3",

@@ -1239,6 +1239,12 @@ pub fn assertions_wording(engine: EngineKind, sites: Option<usize>, build: &str)
     match (engine, sites) {
         (EngineKind::Shale, _) if cfg!(debug_assertions) => "on (debug build)".to_string(),
         (EngineKind::Shale, _) => "off (release build)".to_string(),
+        (EngineKind::ShaleC, _) if build.contains("debug build") => {
+            "on (debug build of libshale_c.so)".to_string()
+        }
+        (EngineKind::ShaleC, _) if build.contains("release build") => {
+            "off (release build of libshale_c.so)".to_string()
+        }
         (_, Some(0)) if release => {
             "off (release build with -DNDEBUG: the library has no assert call sites)".to_string()
         }

@@ -291,6 +291,12 @@ fn smoke_shale() {
     smoke(EngineKind::Shale);
 }
 #[test]
+fn smoke_shale_c() {
+    // Runs when libshale_c.so is in the target directory (`cargo test
+    // --workspace` builds it); else checks that the engine is skipped.
+    smoke(EngineKind::ShaleC);
+}
+#[test]
 fn smoke_leveldb() {
     smoke(EngineKind::LevelDb);
 }

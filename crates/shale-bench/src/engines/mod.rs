@@ -13,9 +13,9 @@
 
 use crate::engine::{Codecs, Engine, EngineConfig, EngineKind, Error};
 
+mod leveldb_family;
 #[cfg(have_snappy)]
 pub mod libsnappy;
-#[cfg(any(have_leveldb, have_rocksdb))]
 mod lsm_capi;
 mod util;
 
@@ -29,6 +29,7 @@ pub mod lmdb;
 pub mod rocksdb;
 #[cfg(feature = "shale")]
 pub mod shale;
+pub mod shale_c;
 #[cfg(have_sqlite3)]
 pub mod sqlite3;
 #[cfg(have_wiredtiger)]
@@ -76,6 +77,7 @@ pub fn availability(kind: EngineKind) -> Result<(), String> {
                 Err("built without the `shale` cargo feature".to_string())
             }
         }
+        EngineKind::ShaleC => shale_c::availability(),
         EngineKind::LevelDb => build_status(env!("SHALE_BENCH_LEVELDB_STATUS")),
         EngineKind::RocksDb => build_status(env!("SHALE_BENCH_ROCKSDB_STATUS")),
         EngineKind::Sqlite3 => build_status(env!("SHALE_BENCH_SQLITE3_STATUS")),
@@ -91,7 +93,7 @@ pub fn availability(kind: EngineKind) -> Result<(), String> {
 /// (`Some(0)`: built with `-DNDEBUG`; `None`: unknown or not a C library).
 pub fn library_assert_sites(kind: EngineKind) -> Option<usize> {
     let sites = match kind {
-        EngineKind::Shale => return None,
+        EngineKind::Shale | EngineKind::ShaleC => return None,
         EngineKind::LevelDb => env!("SHALE_BENCH_LEVELDB_ASSERT_SITES"),
         EngineKind::RocksDb => env!("SHALE_BENCH_ROCKSDB_ASSERT_SITES"),
         EngineKind::Sqlite3 => env!("SHALE_BENCH_SQLITE3_ASSERT_SITES"),
@@ -111,6 +113,7 @@ pub fn library_assert_sites(kind: EngineKind) -> Option<usize> {
 pub fn library(kind: EngineKind) -> Option<(&'static str, &'static str)> {
     let (file, build) = match kind {
         EngineKind::Shale => return None,
+        EngineKind::ShaleC => return shale_c::library(),
         EngineKind::LevelDb => (
             env!("SHALE_BENCH_LEVELDB_LIBRARY"),
             env!("SHALE_BENCH_LEVELDB_BUILD"),
@@ -147,8 +150,9 @@ pub fn codecs(kind: EngineKind) -> Codecs {
         return Codecs::none(&format!("{} is not in this build: {why}", kind.name()));
     }
     match kind {
+        // Shale's C library runs the same engine code.
         #[cfg(feature = "shale")]
-        EngineKind::Shale => shale::codecs(),
+        EngineKind::Shale | EngineKind::ShaleC => shale::codecs(),
         #[cfg(have_leveldb)]
         EngineKind::LevelDb => leveldb::codecs(),
         #[cfg(have_rocksdb)]
@@ -181,8 +185,9 @@ pub fn open(kind: EngineKind, cfg: &EngineConfig) -> Result<Box<dyn Engine>, Ope
     match kind {
         #[cfg(feature = "shale")]
         EngineKind::Shale => Ok(Box::new(shale::ShaleEngine::open(cfg)?)),
+        EngineKind::ShaleC => Ok(Box::new(shale_c::open(cfg)?)),
         #[cfg(have_leveldb)]
-        EngineKind::LevelDb => Ok(Box::new(leveldb::LevelDb::open(cfg)?)),
+        EngineKind::LevelDb => Ok(Box::new(leveldb::open(cfg)?)),
         #[cfg(have_rocksdb)]
         EngineKind::RocksDb => Ok(Box::new(rocksdb::RocksDb::open(cfg)?)),
         #[cfg(have_sqlite3)]
@@ -346,7 +351,7 @@ mod tests {
     fn the_engines_that_have_codecs_in_this_build_expose_them() {
         for (kind, c) in built_with_codecs() {
             let (crc, snappy) = match kind {
-                EngineKind::Shale => (true, true),
+                EngineKind::Shale | EngineKind::ShaleC => (true, true),
                 EngineKind::LevelDb => (cfg!(have_leveldb_crc32c), cfg!(have_snappy)),
                 EngineKind::RocksDb => (true, cfg!(have_snappy)),
                 EngineKind::WiredTigerLsm | EngineKind::WiredTigerBtree => (
