@@ -560,7 +560,6 @@ fn make_iterator(
 fn make_raw_iterator(
     py: Python<'_>,
     shared: &Arc<Shared>,
-    db_prefix: &[u8],
     snapshot: Option<&SnapshotSlot>,
     verify_checksums: bool,
     fill_cache: bool,
@@ -586,7 +585,6 @@ fn make_raw_iterator(
     Ok(RawIterator {
         shared: shared.clone(),
         slot,
-        prefix: db_prefix.to_vec(),
     })
 }
 
@@ -813,7 +811,7 @@ impl Db {
         verify_checksums: bool,
         fill_cache: bool,
     ) -> PyResult<RawIterator> {
-        make_raw_iterator(py, &self.shared, b"", None, verify_checksums, fill_cache)
+        make_raw_iterator(py, &self.shared, None, verify_checksums, fill_cache)
     }
 
     fn snapshot(&self, py: Python<'_>) -> PyResult<Snapshot> {
@@ -1152,10 +1150,10 @@ impl Snapshot {
         verify_checksums: bool,
         fill_cache: bool,
     ) -> PyResult<RawIterator> {
+        // As plyvel's, a prefixed snapshot's raw iterator sees every key.
         make_raw_iterator(
             py,
             &self.shared,
-            &self.prefix,
             Some(&self.slot),
             verify_checksums,
             fill_cache,
@@ -1568,9 +1566,6 @@ impl Iterator {
 struct RawIterator {
     shared: Arc<Shared>,
     slot: Arc<Mutex<Option<shale::Cursor>>>,
-    /// Only keys starting with this (a prefixed snapshot's prefix), which
-    /// is left out of returned keys.
-    prefix: Vec<u8>,
 }
 
 impl Drop for RawIterator {
@@ -1581,35 +1576,34 @@ impl Drop for RawIterator {
     }
 }
 
-fn raw_valid(c: &shale::Cursor, prefix: &[u8]) -> bool {
-    c.valid() && c.key().starts_with(prefix)
-}
-
 impl RawIterator {
     fn with_cursor<T: Send>(
         &self,
         py: Python<'_>,
-        f: impl Send + FnOnce(&mut shale::Cursor, &[u8]) -> Res<T>,
+        f: impl Send + FnOnce(&mut shale::Cursor) -> Res<T>,
     ) -> PyResult<T> {
         let shared = &self.shared;
         let slot = &self.slot;
-        let prefix = &self.prefix[..];
         unlocked(py, move || {
             shared.with_db(ITER_CLOSED, |_db| {
                 let mut guard = slot.lock();
                 let cursor = guard.as_mut().ok_or(Failure::Closed(ITER_CLOSED))?;
-                f(cursor, prefix)
+                f(cursor)
             })
         })
     }
 
     fn read(&self, py: Python<'_>, key: bool, value: bool) -> PyResult<Py<PyAny>> {
-        let strip = self.prefix.len();
-        let entry = self.with_cursor(py, move |c, p| {
-            if !raw_valid(c, p) {
+        let entry = self.with_cursor(py, move |c| {
+            if !c.valid() {
                 return Err(Failure::Invalid);
             }
-            Ok(Want { key, value, strip }.take(c))
+            Ok(Want {
+                key,
+                value,
+                strip: 0,
+            }
+            .take(c))
         })?;
         entry_to_py(py, entry)
     }
@@ -1618,49 +1612,34 @@ impl RawIterator {
 #[pymethods]
 impl RawIterator {
     fn valid(&self, py: Python<'_>) -> PyResult<bool> {
-        self.with_cursor(py, |c, p| Ok(raw_valid(c, p)))
+        self.with_cursor(py, |c| Ok(c.valid()))
     }
 
     fn seek_to_first(&self, py: Python<'_>) -> PyResult<()> {
-        self.with_cursor(py, |c, p| {
-            if p.is_empty() {
-                c.seek_to_first();
-            } else {
-                c.seek(p);
-            }
+        self.with_cursor(py, |c| {
+            c.seek_to_first();
             Ok(c.status()?)
         })
     }
 
     fn seek_to_last(&self, py: Python<'_>) -> PyResult<()> {
-        self.with_cursor(py, |c, p| {
-            match bytes_increment(p) {
-                Some(end) => {
-                    c.seek(&end);
-                    c.status()?;
-                    if c.valid() {
-                        c.prev();
-                    } else {
-                        c.seek_to_last();
-                    }
-                }
-                None => c.seek_to_last(),
-            }
+        self.with_cursor(py, |c| {
+            c.seek_to_last();
             Ok(c.status()?)
         })
     }
 
     fn seek(&self, py: Python<'_>, target: &Bound<'_, PyAny>) -> PyResult<()> {
-        let target = prefixed(&self.prefix, bytes_arg(target, "target")?);
-        self.with_cursor(py, move |c, _| {
+        let target = bytes_arg(target, "target")?;
+        self.with_cursor(py, move |c| {
             c.seek(&target);
             Ok(c.status()?)
         })
     }
 
     fn next(&self, py: Python<'_>) -> PyResult<()> {
-        self.with_cursor(py, |c, p| {
-            if !raw_valid(c, p) {
+        self.with_cursor(py, |c| {
+            if !c.valid() {
                 return Err(Failure::Invalid);
             }
             c.next();
@@ -1669,8 +1648,8 @@ impl RawIterator {
     }
 
     fn prev(&self, py: Python<'_>) -> PyResult<()> {
-        self.with_cursor(py, |c, p| {
-            if !raw_valid(c, p) {
+        self.with_cursor(py, |c| {
+            if !c.valid() {
                 return Err(Failure::Invalid);
             }
             c.prev();
