@@ -38,6 +38,8 @@ enum Failure {
     Engine(shale::Error),
     Closed(&'static str),
     Invalid,
+    /// A panic inside the engine, caught before it reaches Python.
+    Panic(String),
 }
 
 impl From<shale::Error> for Failure {
@@ -92,16 +94,28 @@ fn to_py(py: Python<'_>, f: Failure) -> PyErr {
         Failure::Engine(e) => engine_error(py, e),
         Failure::Closed(msg) => PyRuntimeError::new_err(msg),
         Failure::Invalid => raise(py, 3, String::new()),
+        Failure::Panic(msg) => raise(py, 0, format!("internal error: {msg}")),
     }
 }
 
-/// Runs `f` with the GIL released and turns its failure into an exception.
+/// Runs `f` with the GIL released and turns its failure, or a panic, into
+/// an exception.
 fn unlocked<T, F>(py: Python<'_>, f: F) -> PyResult<T>
 where
     F: Send + FnOnce() -> Res<T>,
     T: Send,
 {
-    py.allow_threads(f).map_err(|e| to_py(py, e))
+    py.allow_threads(|| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|payload| {
+            let msg = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "panic".to_owned());
+            Err(Failure::Panic(msg))
+        })
+    })
+    .map_err(|e| to_py(py, e))
 }
 
 /// Drops an engine object with the GIL released (see the module's comment).
