@@ -1,9 +1,12 @@
 # The two entry points (see README.md):
 #   make report   - set up, build the peers and db_bench in release mode, run
 #                   the benchmark report
-#   make test     - set up, run every test
+#   make test     - set up, run every test (the Rust workspace's, then the
+#                   Python package's: make python-test)
 #   make install-c PREFIX=DIR - build and install the C library (see README.md)
 CARGO ?= cargo
+# The virtualenv scripts/setup.sh makes for the Python package.
+PY_VENV ?= target/py-venv
 STUDIES ?= leveldb
 # all: every engine of the build, minus those a study leaves out by default
 # (the LevelDB study leaves out WiredTiger's LSM tree, too slow in 4 MB);
@@ -15,10 +18,10 @@ ENGINES ?= all
 # `test` clears it so that the tests use Debian's binary packages.
 PEERS_DIR ?= $(CURDIR)/target/peers
 
-.PHONY: setup peers peers-db-bench test report build fmt clippy install-c
+.PHONY: setup peers peers-db-bench test python-test report build fmt clippy install-c
 
 setup:
-	bash scripts/setup.sh
+	PY_VENV=$(abspath $(PY_VENV)) bash scripts/setup.sh
 
 peers: setup
 	bash scripts/build-peers.sh --dir=$(PEERS_DIR)
@@ -34,6 +37,14 @@ build: setup peers
 test: export SHALE_PEERS_DIR =
 test: setup
 	$(CARGO) test --workspace --all-features
+	$(MAKE) --no-print-directory python-test
+
+# Builds crates/shale-py into the virtualenv (a debug build, sharing
+# target/ with the workspace) and runs its pytest suite.
+python-test: setup
+	cd crates/shale-py && VIRTUAL_ENV=$(abspath $(PY_VENV)) CARGO_TARGET_DIR=$(abspath target) \
+		$(abspath $(PY_VENV))/bin/maturin develop --quiet
+	$(PY_VENV)/bin/python -m pytest -q crates/shale-py/tests
 
 report: build
 	$(CARGO) run --release -p shale-report -- --studies=$(STUDIES) \
@@ -41,9 +52,11 @@ report: build
 
 fmt:
 	$(CARGO) fmt --all
+	cd crates/shale-py && $(CARGO) fmt
 
 clippy:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	cd crates/shale-py && $(CARGO) clippy --all-targets -- -D warnings
 
 PREFIX ?= /usr/local
 install-c:

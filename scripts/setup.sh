@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs everything the build, the tests and the benchmark need on a fresh
 # Debian 12 machine: the peer libraries the benchmark links against (and the
-# compatibility tests read and write with), and the Rust toolchain's parts.
+# compatibility tests read and write with), the Rust toolchain's parts, and a
+# Python virtualenv (target/py-venv) with maturin and pytest for the Python
+# package's tests.
 set -euo pipefail
 
 PACKAGES=(
@@ -9,6 +11,7 @@ PACKAGES=(
   libleveldb-dev libsnappy-dev librocksdb-dev libsqlite3-dev
   libkyotocabinet-dev libwiredtiger-dev liblmdb-dev
   fonts-dejavu-core
+  python3 python3-venv
 )
 
 missing=()
@@ -26,4 +29,13 @@ fi
 if ! command -v cargo >/dev/null 2>&1; then
   echo "setup: cargo not found; install Rust (rustup) first" >&2
   exit 1
+fi
+
+# The Python package's build and test tools, in a virtualenv under the build
+# tree (PY_VENV), made once.
+PY_VENV="${PY_VENV:-target/py-venv}"
+if [ ! -x "$PY_VENV/bin/maturin" ] || [ ! -x "$PY_VENV/bin/pytest" ]; then
+  echo "setup: making the Python virtualenv $PY_VENV"
+  python3 -m venv "$PY_VENV"
+  "$PY_VENV/bin/pip" install -q --disable-pip-version-check "maturin>=1.5,<2" "pytest>=7"
 fi
