@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the tests of the engine's unsafe code under Miri, which checks every
 # memory access, alignment, aliasing (Stacked Borrows) and data race: the
-# memtable's arena and skiplist, and the memtable built on them. (The other
+# memtable's arena and skiplist, and the memtable built on them (its key
+# filter, safe code, is left out: slow under Miri). (The other
 # unsafe code, in env/posix.rs, calls the operating system, which Miri
 # cannot run; it is covered by the real-file tests and the kill tests.)
 #
@@ -17,4 +18,4 @@ if ! rustup run "$TOOLCHAIN" cargo miri --version >/dev/null 2>&1; then
   rustup toolchain install "$TOOLCHAIN" --profile minimal --component miri,rust-src
 fi
 cargo +"$TOOLCHAIN" miri setup >/dev/null
-exec cargo +"$TOOLCHAIN" miri test -p shale --lib -- memtable::
+exec cargo +"$TOOLCHAIN" miri test -p shale --lib -- memtable::arena memtable::skiplist memtable::tests

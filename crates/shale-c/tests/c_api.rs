@@ -30,22 +30,22 @@ fn crate_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The cargo target directory holding `libshale_c.so` and `libshale_c.a`
-/// (built with the crate for these tests: `target/<profile>`).
+/// The cargo target directory holding `libshale_c.so` and `libshale_c.a`,
+/// built with the crate for these tests: `target/<profile>/deps` (where
+/// `cargo test` leaves them), or `target/<profile>` (where `cargo build`
+/// copies them).
 fn lib_dir() -> PathBuf {
     let exe = std::env::current_exe().expect("test executable path");
     // target/<profile>/deps/c_api-<hash>
-    let dir = exe
-        .parent()
-        .and_then(Path::parent)
-        .expect("target directory")
+    let deps = exe.parent().expect("deps directory");
+    let candidates = [Some(deps), deps.parent()];
+    let found = candidates
+        .into_iter()
+        .flatten()
+        .find(|d| d.join("libshale_c.so").exists() && d.join("libshale_c.a").exists())
+        .unwrap_or_else(|| panic!("no libshale_c.so and libshale_c.a in {}", deps.display()))
         .to_path_buf();
-    assert!(
-        dir.join("libshale_c.so").exists(),
-        "{} has no libshale_c.so",
-        dir.display()
-    );
-    dir
+    found
 }
 
 fn cc() -> String {

@@ -41,10 +41,12 @@ fn candidates() -> Vec<PathBuf> {
     let Ok(exe) = std::env::current_exe() else {
         return Vec::new();
     };
+    // `cargo build` puts the library in target/<profile>; `cargo test`
+    // leaves it in target/<profile>/deps.
     exe.ancestors()
         .skip(1)
         .take(2)
-        .map(|d| d.join("libshale_c.so"))
+        .flat_map(|d| [d.join("libshale_c.so"), d.join("deps").join("libshale_c.so")])
         .collect()
 }
 
