@@ -138,6 +138,10 @@ impl DbInner {
             // once its compaction is over no pending output remains: good
             // outputs are in the current version, failed ones are garbage.
             st.pending_outputs.clear();
+            // The compaction holds the version it read, which names the
+            // files it replaced: released first, or they would look live
+            // and stay on disk until some later compaction.
+            drop(c);
             result?;
             self.delete_obsolete_files(st);
         }
