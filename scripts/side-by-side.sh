@@ -8,6 +8,10 @@
 # usage: scripts/side-by-side.sh [-r ROUNDS] [-b BENCHMARKS] [-d DIR] ENGINE... [-- DB_BENCH_FLAGS...]
 #   defaults: 3 rounds; LevelDB db_bench's default benchmark list; DIR=/tmp/shale-sbs
 # Needs a release build: cargo build --release -p shale-bench
+#
+# An ENGINE may also be LABEL=ENGINE@DB_BENCH: that engine run by another
+# db_bench binary, under its own label, e.g. to compare two commits:
+#   scripts/side-by-side.sh new=shale@target/release/db_bench old=shale@/tmp/old/db_bench
 set -euo pipefail
 
 rounds=3
@@ -35,12 +39,17 @@ raw="$root/results.txt"
 
 for r in $(seq 1 "$rounds"); do
   for e in "${engines[@]}"; do
-    db="$root/$e-$r"
+    label=$e engine=$e binary=$bench
+    if [[ "$e" == *=*@* ]]; then
+      label=${e%%=*}; spec=${e#*=}; engine=${spec%%@*}; binary=${spec#*@}
+      [ -x "$binary" ] || { echo "no $binary" >&2; exit 2; }
+    fi
+    db="$root/$label-$r"
     rm -rf "$db"
-    echo "round $r/$rounds: $e" >&2
+    echo "round $r/$rounds: $label" >&2
     # The n-th line of a run is benchmark position n (names repeat).
-    "$bench" --engine="$e" --benchmarks="$benchmarks" --db="$db" "${extra[@]}" 2>/dev/null \
-      | awk -v e="$e" -v r="$r" '/micros\/op/ { n++; print e, r, n, $1, $3 }' >> "$raw"
+    "$binary" --engine="$engine" --benchmarks="$benchmarks" --db="$db" "${extra[@]}" 2>/dev/null \
+      | awk -v e="$label" -v r="$r" '/micros\/op/ { n++; print e, r, n, $1, $3 }' >> "$raw"
     rm -rf "$db"
   done
 done
@@ -49,7 +58,9 @@ echo "command: $0 -r $rounds -b $benchmarks ${engines[*]} ${extra[*]:+-- ${extra
 echo "machine: $(nproc) cores, $(awk '/MemTotal/ {printf "%.0f GiB", $2/1048576}' /proc/meminfo), $(df -T "$root" | awk 'NR==2 {print $2}') at $root"
 echo
 # Median, min and max of micros/op per (engine, position); ratio against the first engine.
-awk -v first="${engines[0]}" -v list="${engines[*]}" '
+labels=()
+for e in "${engines[@]}"; do labels+=("${e%%=*}"); done
+awk -v first="${labels[0]}" -v list="${labels[*]}" '
   { key = $1 SUBSEP $3; v[key] = v[key] " " $5; name[$3] = $4; if ($3 > maxn) maxn = $3 }
   function median(s,   a, n, i, j, t) {
     n = split(s, a, " ")
