@@ -46,7 +46,12 @@ fn candidates() -> Vec<PathBuf> {
     exe.ancestors()
         .skip(1)
         .take(2)
-        .flat_map(|d| [d.join("libshale_c.so"), d.join("deps").join("libshale_c.so")])
+        .flat_map(|d| {
+            [
+                d.join("libshale_c.so"),
+                d.join("deps").join("libshale_c.so"),
+            ]
+        })
         .collect()
 }
 

@@ -423,7 +423,11 @@ fn a_key_filter_never_hides_an_entry() {
     let filtered = MemTable::with_key_filter(icmp.clone(), 64);
     let plain = MemTable::new(icmp);
     // Smaller under Miri, which runs the memtable's unsafe code slowly.
-    let (writes, keys) = if cfg!(miri) { (200u64, 300) } else { (2000, 3000) };
+    let (writes, keys) = if cfg!(miri) {
+        (200u64, 300)
+    } else {
+        (2000, 3000)
+    };
     for seq in 1..=writes {
         let key = format!("key{:05}", rng.gen_range(0..keys)).into_bytes();
         let (t, value) = if rng.gen_bool(0.2) {
