@@ -16,20 +16,22 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::batch::WriteBatch;
-use crate::cache::Cache;
 use crate::comparator::{BytewiseComparator, Comparator};
+use crate::db::snapshot::ReadOptions;
 use crate::env::{FileSystem, MemFs};
 use crate::error::Result;
+use crate::filename::{parse_file_name, FileType};
 use crate::filter_policy::FilterPolicy;
-use crate::iterator::InternalIterator;
+use crate::iter::InternalIterator;
 use crate::keys::{
     extract_user_key, parse_internal_key, InternalKeyComparator, LookupKey, ValueType,
     MAX_SEQUENCE_NUMBER,
 };
 use crate::memtable::MemTable;
-use crate::options::{Options, ReadOptions};
+use crate::options::Options;
 use crate::sstable::block::Block;
 use crate::sstable::bloom::BloomFilterPolicy;
+use crate::sstable::cache::Cache;
 use crate::sstable::filter_block::FilterBlockReader;
 use crate::sstable::format::{
     read_block_contents, BlockHandle, Footer, BLOCK_TRAILER_SIZE, FOOTER_ENCODED_LENGTH,
@@ -37,7 +39,6 @@ use crate::sstable::format::{
 use crate::sstable::{Table, TableOptions};
 use crate::util::{coding, crc};
 use crate::version::edit::VersionEdit;
-use crate::version::filename::{parse_file_name, FileType};
 
 /// A fuzz target: takes any bytes, returns normally.
 pub type Target = fn(&[u8]);

@@ -59,36 +59,37 @@
 // public API) or by `internals` (for the crate's own tests, fuzz targets and
 // benchmark). A `pub` there is what lets `internals` re-export it.
 mod batch;
-mod cache;
 mod compaction;
 mod comparator;
 mod db;
 pub mod env;
 mod error;
+mod filename;
 mod filter_policy;
 #[cfg(feature = "internals")]
 mod fuzzing;
-mod iterator;
+mod iter;
 mod keys;
 mod log;
 mod memtable;
 mod options;
-mod snapshot;
 mod sstable;
+mod table_cache;
 #[cfg(test)]
 pub(crate) mod testutil;
 mod util;
 mod version;
 
 pub use batch::{BatchOp, Iter as BatchIter, WriteBatch, MAX_KEY_LEN, MAX_VALUE_LEN};
-pub use cache::Cache;
 pub use comparator::{BytewiseComparator, Comparator};
+pub use db::snapshot::{ReadOptions, Snapshot};
 pub use db::{destroy, repair, Cursor, Db, Iter, LevelStats, Stats};
 pub use error::{Error, Result};
 pub use filter_policy::FilterPolicy;
-pub use options::{CompressionType, Options, ReadOptions, WriteOptions};
-pub use snapshot::Snapshot;
+pub use options::{Options, WriteOptions};
 pub use sstable::bloom::BloomFilterPolicy;
+pub use sstable::cache::Cache;
+pub use sstable::format::CompressionType;
 
 /// The example of the repository's README, compiled and run as a doctest.
 #[doc = include_str!("../../../README.md")]
@@ -116,7 +117,10 @@ pub mod internals {
     pub mod fuzzing {
         pub use crate::fuzzing::*;
     }
-    pub use crate::iterator::InternalIterator;
+    pub use crate::filename::{
+        descriptor_file_name, parse_file_name, set_current_file, table_file_name, FileType,
+    };
+    pub use crate::iter::InternalIterator;
     pub use crate::keys::{InternalKey, InternalKeyComparator, ValueType, MAX_SEQUENCE_NUMBER};
     pub use crate::log::Writer as LogWriter;
     pub use crate::sstable::block_builder::BlockBuilder;
@@ -124,7 +128,4 @@ pub mod internals {
     pub use crate::sstable::{Table, TableBuilder, TableOptions};
     pub use crate::util::crc::value as crc32c;
     pub use crate::version::edit::VersionEdit;
-    pub use crate::version::filename::{
-        descriptor_file_name, parse_file_name, set_current_file, table_file_name, FileType,
-    };
 }

@@ -18,13 +18,13 @@ use crate::compaction::Compaction;
 use crate::db::builder::build_table;
 use crate::db::core::{panic_message, DbInner, ManualCompaction, State};
 use crate::error::{Error, Result};
+use crate::filename::{parse_file_name, table_file_name, FileType};
 use crate::keys::{
     parse_internal_key, InternalKey, ValueType, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK,
 };
 use crate::memtable::MemTable;
 use crate::sstable::TableBuilder;
 use crate::version::edit::{FileMetaData, VersionEdit};
-use crate::version::filename::{parse_file_name, table_file_name, FileType};
 use crate::version::version::Version;
 use crate::version::NUM_LEVELS;
 

@@ -18,29 +18,29 @@ use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 
 use crate::batch::{check_update, WriteBatch};
-use crate::cache::Cache;
-use crate::db::db_iter::ReadSampleHook;
 use crate::db::info_log::InfoLog;
 use crate::db::iter::Cursor;
-use crate::db::table_cache::TableCache;
+use crate::db::snapshot::{ReadOptions, Snapshot, SnapshotList};
 use crate::db::wakeup::Doorbell;
 use crate::db::write::Writer;
 use crate::env::FileLock;
 use crate::error::{Error, Result};
+use crate::filename::{
+    current_file_name, current_may_name, descriptor_file_name, lock_file_name, log_file_name,
+    parse_file_name, set_current_file, FileType,
+};
+use crate::iter::db_iter::ReadSampleHook;
 use crate::keys::{
     InternalKey, InternalKeyComparator, LookupKey, SequenceNumber, ValueType, MAX_SEQUENCE_NUMBER,
     VALUE_TYPE_FOR_SEEK,
 };
 use crate::log;
 use crate::memtable::{MemGet, MemTable};
-use crate::options::{Options, ReadOptions, WriteOptions};
-use crate::snapshot::{Snapshot, SnapshotList};
+use crate::options::{Options, WriteOptions};
+use crate::sstable::cache::Cache;
 use crate::sstable::TableOptions;
+use crate::table_cache::TableCache;
 use crate::version::edit::VersionEdit;
-use crate::version::filename::{
-    current_file_name, current_may_name, descriptor_file_name, lock_file_name, log_file_name,
-    parse_file_name, set_current_file, FileType,
-};
 use crate::version::set::{VersionSet, MAX_FILE_NUMBER};
 use crate::version::version::{TableGet, Version};
 use crate::version::NUM_LEVELS;
@@ -633,7 +633,7 @@ impl DbInner {
         }
         if let Some(missing) = expected.iter().next() {
             return Err(Error::corruption(
-                crate::version::filename::table_file_name(&self.dir, *missing),
+                crate::filename::table_file_name(&self.dir, *missing),
                 None,
                 format!("{} missing files", expected.len()),
             ));
@@ -1059,7 +1059,7 @@ impl View {
     /// A new, unpositioned cursor over the view.
     pub(crate) fn cursor(&self) -> Cursor {
         let sv = &self.sv;
-        let mut children: Vec<Box<dyn crate::iterator::InternalIterator>> =
+        let mut children: Vec<Box<dyn crate::iter::InternalIterator>> =
             vec![Box::new(sv.mem.iter())];
         if let Some(imm) = &sv.imm {
             children.push(Box::new(imm.iter()));
@@ -1070,7 +1070,7 @@ impl View {
             self.fill_cache,
             &mut children,
         );
-        let merged = crate::db::merging_iter::MergingIterator::new(self.icmp.clone(), children);
+        let merged = crate::iter::merging::MergingIterator::new(self.icmp.clone(), children);
         let hook = read_sample_hook(self.db.clone(), sv.current.clone());
         Cursor::new(
             self.icmp.clone(),

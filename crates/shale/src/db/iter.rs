@@ -17,13 +17,13 @@ use bytes::Bytes;
 
 use crate::comparator::Comparator;
 use crate::db::core::{Db, DbInner, SuperVersion, View};
-use crate::db::db_iter::{DbIterator, ReadSampleHook, READ_BYTES_PERIOD};
-use crate::db::merging_iter::MergingIterator;
+use crate::db::snapshot::ReadOptions;
+use crate::db::snapshot::Snapshot;
 use crate::error::{Error, Result};
-use crate::iterator::{EmptyIterator, InternalIterator};
+use crate::iter::db_iter::{DbIterator, ReadSampleHook, READ_BYTES_PERIOD};
+use crate::iter::merging::MergingIterator;
+use crate::iter::{EmptyIterator, InternalIterator};
 use crate::keys::{InternalKeyComparator, SequenceNumber};
-use crate::options::ReadOptions;
-use crate::snapshot::Snapshot;
 
 /// A cursor over a database's keys in comparator order, in either direction.
 ///

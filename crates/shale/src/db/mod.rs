@@ -5,14 +5,11 @@
 pub(crate) mod background;
 pub(crate) mod builder;
 pub(crate) mod core;
-pub(crate) mod db_iter;
 pub(crate) mod info_log;
 pub(crate) mod iter;
-pub(crate) mod level_iter;
-pub(crate) mod merging_iter;
 pub(crate) mod repair;
+pub(crate) mod snapshot;
 mod stats;
-pub(crate) mod table_cache;
 mod wakeup;
 pub(crate) mod write;
 

@@ -88,6 +88,33 @@ impl std::fmt::Debug for Snapshot {
     }
 }
 
+/// Options for reads.
+///
+/// ```
+/// let opts = shale::ReadOptions { verify_checksums: true, ..Default::default() };
+/// assert!(opts.fill_cache);
+/// ```
+#[derive(Debug, Clone)]
+pub struct ReadOptions<'a> {
+    /// Check the checksum of every block read. Default: false.
+    pub verify_checksums: bool,
+    /// Keep blocks read by this call in the block cache. Default: true.
+    pub fill_cache: bool,
+    /// Read as of this snapshot instead of the latest state.
+    pub snapshot: Option<&'a Snapshot>,
+}
+
+impl Default for ReadOptions<'_> {
+    /// No checksum verification, fill the cache, latest state.
+    fn default() -> Self {
+        ReadOptions {
+            verify_checksums: false,
+            fill_cache: true,
+            snapshot: None,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

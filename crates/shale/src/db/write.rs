@@ -18,11 +18,11 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 use crate::batch::WriteBatch;
 use crate::db::core::{insert_into, panic_message, DbInner, State};
 use crate::error::{Error, Result};
+use crate::filename::log_file_name;
 use crate::keys::MAX_SEQUENCE_NUMBER;
 use crate::log;
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
-use crate::version::filename::log_file_name;
 use crate::version::version::{L0_SLOWDOWN_WRITES_TRIGGER, L0_STOP_WRITES_TRIGGER};
 
 /// Upper bound of a write group's size in bytes.

@@ -27,7 +27,7 @@ use bytes::Bytes;
 
 use crate::comparator::Comparator;
 use crate::error::{Error, Result};
-use crate::iterator::InternalIterator;
+use crate::iter::InternalIterator;
 use crate::util::coding::{decode_fixed32, get_varint32};
 
 use super::entry_index::{EntryIndex, Probe};

@@ -6,7 +6,6 @@
 //! the current version, the MANIFEST and compaction picking.
 
 pub mod edit;
-pub mod filename;
 pub mod set;
 #[allow(clippy::module_inception)]
 pub mod version;

@@ -13,18 +13,18 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::compaction::Compaction;
-use crate::db::table_cache::TableCache;
 use crate::env::FileSystem;
 use crate::error::{Error, Result};
-use crate::iterator::InternalIterator;
-use crate::keys::{InternalKey, InternalKeyComparator, MAX_SEQUENCE_NUMBER};
-use crate::log;
-use crate::options::Options;
-use crate::version::edit::{FileMetaData, VersionEdit};
-use crate::version::filename::{
+use crate::filename::{
     current_may_name, descriptor_file_name, parse_file_name, read_current_file, set_current_file,
     FileType,
 };
+use crate::iter::InternalIterator;
+use crate::keys::{InternalKey, InternalKeyComparator, MAX_SEQUENCE_NUMBER};
+use crate::log;
+use crate::options::Options;
+use crate::table_cache::TableCache;
+use crate::version::edit::{FileMetaData, VersionEdit};
 use crate::version::version::{
     key_range, level_iterator, total_file_size, LevelFiles, Version, L0_COMPACTION_TRIGGER,
 };
@@ -641,7 +641,7 @@ impl VersionSet {
                     match self.table_cache.iter(f.number, f.file_size, verify, false) {
                         Ok(it) => children.push(it),
                         Err(e) => {
-                            children.push(Box::new(crate::iterator::EmptyIterator::with_error(e)))
+                            children.push(Box::new(crate::iter::EmptyIterator::with_error(e)))
                         }
                     }
                 }
@@ -655,7 +655,7 @@ impl VersionSet {
                 ));
             }
         }
-        Box::new(crate::db::merging_iter::MergingIterator::new(
+        Box::new(crate::iter::merging::MergingIterator::new(
             self.icmp.clone(),
             children,
         ))
