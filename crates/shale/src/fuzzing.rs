@@ -136,9 +136,9 @@ pub fn write_batch(data: &[u8]) {
     let _ = batch.for_each(|_, _, _| Ok(()));
     let mem = MemTable::new(icmp());
     let mut last_sequence = 0;
-    let _ = crate::db::core::apply_log_record(&mem, data.to_vec(), &mut last_sequence);
+    let _ = crate::db::recovery::apply_log_record(&mem, data.to_vec(), &mut last_sequence);
     // The same bytes once more on top: overlapping sequence numbers.
-    let _ = crate::db::core::apply_log_record(&mem, data.to_vec(), &mut last_sequence);
+    let _ = crate::db::recovery::apply_log_record(&mem, data.to_vec(), &mut last_sequence);
     let mem = Arc::new(mem);
     let mut it = mem.iter();
     let _ = forward(&mut it, MAX_STEPS);

@@ -58,9 +58,6 @@ const LAYERS: &[&[&str]] = &[
 /// (from, to) as printed by a failure. The test fails when one of them
 /// disappears, so that the list only shrinks.
 const KNOWN: &[(&str, &str)] = &[
-    ("db/core", "db/iter"),
-    ("db/core", "db/write"),
-    ("db/core", "db/snapshot"),
     ("sstable/block", "sstable/entry_index"),
     ("sstable/block", "sstable/fences"),
 ];

@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::db::builder::build_table;
-use crate::db::core::{apply_log_record, sanitize};
+use crate::db::core::sanitize;
+use crate::db::recovery::apply_log_record;
 use crate::error::{Error, Result};
 use crate::filename::{
     descriptor_file_name, lock_file_name, log_file_name, parse_file_name, set_current_file,
