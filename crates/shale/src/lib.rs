@@ -3,10 +3,13 @@
 //! An embedded, ordered key-value store: a log-structured merge tree that
 //! reads and writes LevelDB's on-disk format.
 //!
-//! The layout follows the data: `log` (write-ahead log), `memtable`,
-//! `sstable` (table files), `version` (the MANIFEST and the set of live files),
-//! `compaction`, and `db` (the write and read paths that tie them together).
-//! All file access goes through `env`.
+//! The layout follows the data, in layers that point one way (see
+//! `docs/architecture.md` and `tests/layering.rs`): `util` and `env` at the
+//! bottom (all file access goes through `env`), the key vocabulary, `iter`
+//! (the iterators that combine other iterators), `log` (write-ahead log),
+//! `memtable` and `sstable` (table files), `table_cache`, `version` (the
+//! MANIFEST and the set of live files), `compaction`, and `db` (the write and
+//! read paths that tie them together) at the top.
 //!
 //! ## Quick start
 //!
