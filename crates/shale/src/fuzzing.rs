@@ -158,8 +158,8 @@ pub fn block(data: &[u8]) {
         backward(&mut it, data.len());
         let mut targets = keys;
         targets.extend([Vec::new(), vec![0xff; 9], b"key".to_vec()]);
-        let fences = crate::sstable::fences::Fences::build(&block, &*cmp);
-        let index = crate::sstable::entry_index::EntryIndex::build(&block, &*cmp);
+        let fences = crate::sstable::fences::Fences::build(&*block, &*cmp);
+        let index = crate::sstable::entry_index::EntryIndex::build(&*block, &*cmp);
         for t in &targets {
             it.seek(t);
             wander(&mut it, t);
@@ -171,7 +171,7 @@ pub fn block(data: &[u8]) {
                 let _ = block.seek_entry_with(&*cmp, Some(f), t, &mut key);
             }
             if let Some(index) = &index {
-                let _ = index.find(&block, &*cmp, t, &mut key);
+                let _ = index.find(&*block, &*cmp, t, &mut key);
             }
             // Twice: the second lookup builds the block's own entry index.
             let _ = block.point_lookup(&*cmp, t, &mut key);

@@ -16,6 +16,7 @@ pub mod block;
 pub mod block_builder;
 pub mod bloom;
 pub mod cache;
+pub mod entries;
 pub mod entry_index;
 pub mod fences;
 pub mod filter_block;
