@@ -29,8 +29,9 @@ use crate::version::version::{L0_SLOWDOWN_WRITES_TRIGGER, L0_STOP_WRITES_TRIGGER
 const MAX_GROUP_BYTES: usize = 1 << 20;
 
 impl Db {
-    /// Sets `key` to `value`. A key longer than [`MAX_KEY_LEN`], a value
-    /// longer than [`MAX_VALUE_LEN`](crate::batch::MAX_VALUE_LEN), or a pair
+    /// Sets `key` to `value`. A key longer than
+    /// [`MAX_KEY_LEN`](crate::batch::MAX_KEY_LEN), a value longer than
+    /// [`MAX_VALUE_LEN`](crate::batch::MAX_VALUE_LEN), or a pair
     /// too long together for one memtable entry
     /// ([`MAX_ENTRY_LEN`](crate::batch::MAX_ENTRY_LEN)) is refused with
     /// [`Error::InvalidArgument`] before anything is written.
