@@ -406,8 +406,8 @@ pub fn usage() -> String {
         s.push_str(&format!("  --{name}=  (default {default})\n"));
     }
     s.push_str("\nBenchmarks (--benchmarks=a,b,...; N is --num, T is --threads):\n");
-    for (name, what) in benchmarks::BENCHMARKS {
-        s.push_str(&format!("  {name:<17} {what}\n"));
+    for b in benchmarks::BENCHMARKS {
+        s.push_str(&format!("  {:<17} {}\n", b.name, b.help));
     }
     s
 }

@@ -21,6 +21,7 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
+use crate::benchmarks::{self, Method, Params, Run};
 use crate::engine::{
     Batch, Crc32c, Engine, EngineConfig, EngineKind, Error, Feature, Session, Snappy,
 };
@@ -43,28 +44,6 @@ pub enum Outcome {
     Ran,
     /// The engine is not in this build; the reason was printed.
     Skipped(String),
-}
-
-/// What a benchmark thread does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Method {
-    WriteSeq,
-    WriteRandom,
-    ReadSeq,
-    ReadReverse,
-    ReadRandom,
-    GetSeq,
-    ReadMissing,
-    ReadHot,
-    SeekRandom,
-    SeekOrdered,
-    DeleteSeq,
-    DeleteRandom,
-    ReadWhileWriting,
-    Compact,
-    Crc32c,
-    SnappyComp,
-    SnappyUncomp,
 }
 
 impl Method {
@@ -94,19 +73,6 @@ impl Method {
 enum Codec {
     Crc32c,
     Snappy,
-}
-
-/// Per-benchmark parameters (db_bench's `num_`, `reads_`, ... members).
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Params {
-    num: u64,
-    reads: u64,
-    value_size: usize,
-    entries_per_batch: u64,
-    sync: bool,
-    /// `num` and `reads` are totals shared out over the threads (the
-    /// BangDB-style benchmarks) rather than counts per thread (LevelDB's).
-    split: bool,
 }
 
 /// A benchmark run on `threads` threads.
@@ -148,88 +114,23 @@ fn plan(name: &str, f: &Flags) -> Option<Plan> {
         split: false,
     };
     let mut threads = f.threads as usize;
-    let mut fresh_db = false;
-    let mut needs: Option<Feature> = None;
-    let method = match name {
-        "" => return Some(Plan::Nothing),
-        "open" => return Some(Plan::Reopen),
-        "heapprofile" => return Some(Plan::HeapProfile),
-        "stats" | "sstables" => return Some(Plan::Property),
-        "lsmiter" => return Some(Plan::LsmIter),
-        "fillseq" => {
-            fresh_db = true;
-            Method::WriteSeq
+    if name.is_empty() {
+        return Some(Plan::Nothing);
+    }
+    let (method, fresh_db, needs) = match benchmarks::find(name)?.run {
+        Run::Reopen => return Some(Plan::Reopen),
+        Run::HeapProfile => return Some(Plan::HeapProfile),
+        Run::Property => return Some(Plan::Property),
+        Run::LsmIter => return Some(Plan::LsmIter),
+        Run::Threads {
+            method,
+            fresh_db,
+            needs,
+            tune,
+        } => {
+            tune(&mut p, &mut threads);
+            (method, fresh_db, needs)
         }
-        "fillbatch" | "fillrandbatch" => {
-            fresh_db = true;
-            p.entries_per_batch = 1000;
-            needs = Some(Feature::Batch);
-            if name == "fillbatch" {
-                Method::WriteSeq
-            } else {
-                Method::WriteRandom
-            }
-        }
-        "fillrandom" => {
-            fresh_db = true;
-            Method::WriteRandom
-        }
-        "overwrite" => Method::WriteRandom,
-        "fillsync" => {
-            fresh_db = true;
-            p.num /= 1000;
-            p.sync = true;
-            Method::WriteRandom
-        }
-        "fill100K" => {
-            fresh_db = true;
-            p.num /= 1000;
-            p.value_size = 100 * 1000;
-            Method::WriteRandom
-        }
-        "putseq" | "putrandom" => {
-            fresh_db = true;
-            p.split = true;
-            if name == "putseq" {
-                Method::WriteSeq
-            } else {
-                Method::WriteRandom
-            }
-        }
-        "getseq" => {
-            p.split = true;
-            p.reads = p.num;
-            Method::GetSeq
-        }
-        "getrandom" => {
-            p.split = true;
-            Method::ReadRandom
-        }
-        "readseq" => Method::ReadSeq,
-        "readreverse" => Method::ReadReverse,
-        "readrandom" => Method::ReadRandom,
-        "readmissing" => Method::ReadMissing,
-        "seekrandom" => Method::SeekRandom,
-        "seekordered" => Method::SeekOrdered,
-        "readhot" => Method::ReadHot,
-        "readrandomsmall" => {
-            p.reads /= 1000;
-            Method::ReadRandom
-        }
-        "deleteseq" => Method::DeleteSeq,
-        "deleterandom" => Method::DeleteRandom,
-        "readwhilewriting" => {
-            threads += 1;
-            Method::ReadWhileWriting
-        }
-        "compact" => {
-            needs = Some(Feature::Compact);
-            Method::Compact
-        }
-        "crc32c" => Method::Crc32c,
-        "snappycomp" => Method::SnappyComp,
-        "snappyuncomp" => Method::SnappyUncomp,
-        _ => return None,
     };
     Some(Plan::Threads(Spec {
         method,
@@ -1287,8 +1188,12 @@ mod tests {
     #[test]
     fn every_listed_benchmark_is_planned_and_nothing_else() {
         let f = Flags::default();
-        for (name, _) in BENCHMARKS {
-            assert!(plan(name, &f).is_some(), "{name} is listed but not run");
+        for b in BENCHMARKS {
+            assert!(
+                plan(b.name, &f).is_some(),
+                "{} is listed but not run",
+                b.name
+            );
         }
         assert_eq!(plan("", &f), Some(Plan::Nothing));
         assert_eq!(plan("fillseqsync", &f), None);

@@ -16,20 +16,22 @@ use std::path::Path;
 use std::sync::Arc;
 
 use crate::batch::WriteBatch;
-use crate::cache::Cache;
 use crate::comparator::{BytewiseComparator, Comparator};
+use crate::db::snapshot::ReadOptions;
 use crate::env::{FileSystem, MemFs};
 use crate::error::Result;
+use crate::filename::{parse_file_name, FileType};
 use crate::filter_policy::FilterPolicy;
-use crate::iterator::InternalIterator;
+use crate::iter::InternalIterator;
 use crate::keys::{
     extract_user_key, parse_internal_key, InternalKeyComparator, LookupKey, ValueType,
     MAX_SEQUENCE_NUMBER,
 };
 use crate::memtable::MemTable;
-use crate::options::{Options, ReadOptions};
+use crate::options::Options;
 use crate::sstable::block::Block;
 use crate::sstable::bloom::BloomFilterPolicy;
+use crate::sstable::cache::Cache;
 use crate::sstable::filter_block::FilterBlockReader;
 use crate::sstable::format::{
     read_block_contents, BlockHandle, Footer, BLOCK_TRAILER_SIZE, FOOTER_ENCODED_LENGTH,
@@ -37,7 +39,6 @@ use crate::sstable::format::{
 use crate::sstable::{Table, TableOptions};
 use crate::util::{coding, crc};
 use crate::version::edit::VersionEdit;
-use crate::version::filename::{parse_file_name, FileType};
 
 /// A fuzz target: takes any bytes, returns normally.
 pub type Target = fn(&[u8]);
@@ -135,9 +136,9 @@ pub fn write_batch(data: &[u8]) {
     let _ = batch.for_each(|_, _, _| Ok(()));
     let mem = MemTable::new(icmp());
     let mut last_sequence = 0;
-    let _ = crate::db::core::apply_log_record(&mem, data.to_vec(), &mut last_sequence);
+    let _ = crate::db::recovery::apply_log_record(&mem, data.to_vec(), &mut last_sequence);
     // The same bytes once more on top: overlapping sequence numbers.
-    let _ = crate::db::core::apply_log_record(&mem, data.to_vec(), &mut last_sequence);
+    let _ = crate::db::recovery::apply_log_record(&mem, data.to_vec(), &mut last_sequence);
     let mem = Arc::new(mem);
     let mut it = mem.iter();
     let _ = forward(&mut it, MAX_STEPS);
@@ -157,8 +158,8 @@ pub fn block(data: &[u8]) {
         backward(&mut it, data.len());
         let mut targets = keys;
         targets.extend([Vec::new(), vec![0xff; 9], b"key".to_vec()]);
-        let fences = crate::sstable::fences::Fences::build(&block, &*cmp);
-        let index = crate::sstable::entry_index::EntryIndex::build(&block, &*cmp);
+        let fences = crate::sstable::fences::Fences::build(&*block, &*cmp);
+        let index = crate::sstable::entry_index::EntryIndex::build(&*block, &*cmp);
         for t in &targets {
             it.seek(t);
             wander(&mut it, t);
@@ -170,7 +171,7 @@ pub fn block(data: &[u8]) {
                 let _ = block.seek_entry_with(&*cmp, Some(f), t, &mut key);
             }
             if let Some(index) = &index {
-                let _ = index.find(&block, &*cmp, t, &mut key);
+                let _ = index.find(&*block, &*cmp, t, &mut key);
             }
             // Twice: the second lookup builds the block's own entry index.
             let _ = block.point_lookup(&*cmp, t, &mut key);

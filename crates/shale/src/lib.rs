@@ -3,10 +3,13 @@
 //! An embedded, ordered key-value store: a log-structured merge tree that
 //! reads and writes LevelDB's on-disk format.
 //!
-//! The layout follows the data: `log` (write-ahead log), `memtable`,
-//! `sstable` (table files), `version` (the MANIFEST and the set of live files),
-//! `compaction`, and `db` (the write and read paths that tie them together).
-//! All file access goes through `env`.
+//! The layout follows the data, in layers that point one way (see
+//! `docs/architecture.md` and `tests/layering.rs`): `util` and `env` at the
+//! bottom (all file access goes through `env`), the key vocabulary, `iter`
+//! (the iterators that combine other iterators), `log` (write-ahead log),
+//! `memtable` and `sstable` (table files), `table_cache`, `version` (the
+//! MANIFEST and the set of live files), `compaction`, and `db` (the write and
+//! read paths that tie them together) at the top.
 //!
 //! ## Quick start
 //!
@@ -59,38 +62,39 @@
 // public API) or by `internals` (for the crate's own tests, fuzz targets and
 // benchmark). A `pub` there is what lets `internals` re-export it.
 mod batch;
-mod cache;
 mod compaction;
 mod comparator;
 mod db;
 pub mod env;
 mod error;
+mod filename;
 mod filter_policy;
 #[cfg(feature = "internals")]
 mod fuzzing;
 pub mod inspect;
-mod iterator;
+mod iter;
 mod keys;
 mod log;
 mod memtable;
 mod options;
 mod read_only;
-mod snapshot;
 mod sstable;
+mod table_cache;
 #[cfg(test)]
 pub(crate) mod testutil;
 mod util;
 mod version;
 
 pub use batch::{BatchOp, Iter as BatchIter, WriteBatch, MAX_KEY_LEN, MAX_VALUE_LEN};
-pub use cache::Cache;
 pub use comparator::{BytewiseComparator, Comparator};
+pub use db::snapshot::{ReadOptions, Snapshot};
 pub use db::{destroy, repair, Cursor, Db, Iter, LevelStats, Stats};
 pub use error::{Error, Result};
 pub use filter_policy::FilterPolicy;
-pub use options::{CompressionType, Options, ReadOptions, WriteOptions};
-pub use snapshot::Snapshot;
+pub use options::{Options, WriteOptions};
 pub use sstable::bloom::BloomFilterPolicy;
+pub use sstable::cache::Cache;
+pub use sstable::format::CompressionType;
 
 /// The example of the repository's README, compiled and run as a doctest.
 #[doc = include_str!("../../../README.md")]
@@ -118,7 +122,10 @@ pub mod internals {
     pub mod fuzzing {
         pub use crate::fuzzing::*;
     }
-    pub use crate::iterator::InternalIterator;
+    pub use crate::filename::{
+        descriptor_file_name, parse_file_name, set_current_file, table_file_name, FileType,
+    };
+    pub use crate::iter::InternalIterator;
     pub use crate::keys::{InternalKey, InternalKeyComparator, ValueType, MAX_SEQUENCE_NUMBER};
     pub use crate::log::Writer as LogWriter;
     pub use crate::sstable::block_builder::BlockBuilder;
@@ -126,7 +133,4 @@ pub mod internals {
     pub use crate::sstable::{Table, TableBuilder, TableOptions};
     pub use crate::util::crc::value as crc32c;
     pub use crate::version::edit::VersionEdit;
-    pub use crate::version::filename::{
-        descriptor_file_name, parse_file_name, set_current_file, table_file_name, FileType,
-    };
 }

@@ -1,43 +1,15 @@
-//! Options for opening a database, reading and writing, with LevelDB's
-//! meanings and defaults.
+//! Options for opening a database and for writing, with LevelDB's meanings
+//! and defaults. `CompressionType` is defined with the table format
+//! (`sstable/format.rs`) and `ReadOptions` with the snapshot it names
+//! (`db/snapshot.rs`).
 
 use std::sync::Arc;
 
-use crate::cache::Cache;
 use crate::comparator::{BytewiseComparator, Comparator};
 use crate::env::{default_fs, FileSystem};
 use crate::filter_policy::FilterPolicy;
-use crate::snapshot::Snapshot;
-
-/// How table blocks are compressed. The numbers are the on-disk block types.
-///
-/// ```
-/// let options = shale::Options {
-///     compression: shale::CompressionType::None,
-///     ..Default::default()
-/// };
-/// assert_eq!(shale::Options::default().compression, shale::CompressionType::Snappy);
-/// # let _ = options;
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum CompressionType {
-    /// Blocks are stored as they are.
-    None = 0,
-    /// Snappy (LevelDB's default).
-    Snappy = 1,
-}
-
-impl CompressionType {
-    /// Decodes an on-disk block type byte.
-    pub(crate) fn from_u8(b: u8) -> Option<CompressionType> {
-        match b {
-            0 => Some(CompressionType::None),
-            1 => Some(CompressionType::Snappy),
-            _ => None,
-        }
-    }
-}
+use crate::sstable::cache::Cache;
+use crate::sstable::format::CompressionType;
 
 /// Options for opening a database.
 ///
@@ -122,33 +94,6 @@ impl std::fmt::Debug for Options {
                 &self.filter_policy.as_ref().map(|p| p.name().to_string()),
             )
             .finish()
-    }
-}
-
-/// Options for reads.
-///
-/// ```
-/// let opts = shale::ReadOptions { verify_checksums: true, ..Default::default() };
-/// assert!(opts.fill_cache);
-/// ```
-#[derive(Debug, Clone)]
-pub struct ReadOptions<'a> {
-    /// Check the checksum of every block read. Default: false.
-    pub verify_checksums: bool,
-    /// Keep blocks read by this call in the block cache. Default: true.
-    pub fill_cache: bool,
-    /// Read as of this snapshot instead of the latest state.
-    pub snapshot: Option<&'a Snapshot>,
-}
-
-impl Default for ReadOptions<'_> {
-    /// No checksum verification, fill the cache, latest state.
-    fn default() -> Self {
-        ReadOptions {
-            verify_checksums: false,
-            fill_cache: true,
-            snapshot: None,
-        }
     }
 }
 

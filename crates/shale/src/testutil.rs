@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use crate::comparator::{BytewiseComparator, Comparator};
 use crate::error::{Error, Result};
-use crate::iterator::InternalIterator;
+use crate::iter::InternalIterator;
 use crate::keys::{InternalKey, InternalKeyComparator, SequenceNumber, ValueType};
 
 /// The internal key comparator over the bytewise user order.

@@ -27,24 +27,12 @@ use crate::engine::{Engine, EngineConfig, EngineKind, Result, Session};
 /// The opaque C types of `leveldb/c.h`.
 #[allow(non_camel_case_types)]
 pub(super) mod types {
-    macro_rules! opaque {
-        ($($name:ident),*) => {$(
-            #[repr(C)]
-            pub struct $name {
-                _private: [u8; 0],
-            }
-        )*};
-    }
-    opaque!(
-        leveldb_t,
-        leveldb_options_t,
-        leveldb_readoptions_t,
-        leveldb_writeoptions_t,
-        leveldb_writebatch_t,
-        leveldb_iterator_t,
-        leveldb_cache_t,
-        leveldb_filterpolicy_t
-    );
+    //! The opaque handle types of `c.h`, from the one copy of LevelDB's C
+    //! declarations.
+    pub use leveldb_ffi::{
+        leveldb_cache_t, leveldb_filterpolicy_t, leveldb_iterator_t, leveldb_options_t,
+        leveldb_readoptions_t, leveldb_t, leveldb_writebatch_t, leveldb_writeoptions_t,
+    };
 }
 
 use types::*;

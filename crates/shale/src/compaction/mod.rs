@@ -1,10 +1,18 @@
-//! A compaction: a set of input files from two adjacent levels, merged into
+//! Compaction: a set of input files from two adjacent levels, merged into
 //! new files at the higher-numbered level.
+//!
+//! `picker` chooses the level and the input files, `job` runs the merge and
+//! cuts the output tables, and this file holds the `Compaction` itself and
+//! its output-cutting rules. The background thread (`db/background.rs`)
+//! schedules compactions and installs their results.
 //!
 //! Invariants: `inputs[0]` are files of `level`, `inputs[1]` the files of
 //! `level + 1` that overlap them; `grandparents` are the files of `level + 2`
 //! that overlap the whole range, used to cut output files so that no single
 //! output overlaps too much of the next level.
+
+pub mod job;
+pub mod picker;
 
 use std::cmp::Ordering;
 use std::sync::Arc;

@@ -8,32 +8,72 @@
 
 use std::cmp::Ordering;
 use std::panic::{self, AssertUnwindSafe};
+use std::path::Path;
 use std::sync::atomic::Ordering as AtomicOrdering;
 use std::sync::Arc;
 use std::time::Instant;
 
 use parking_lot::MutexGuard;
 
+use crate::compaction::job::{self, JobHost};
 use crate::compaction::Compaction;
 use crate::db::builder::build_table;
 use crate::db::core::{panic_message, DbInner, ManualCompaction, State};
 use crate::error::{Error, Result};
+use crate::filename::{parse_file_name, FileType};
 use crate::keys::{
-    parse_internal_key, InternalKey, ValueType, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK,
+    InternalKey, InternalKeyComparator, ValueType, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK,
 };
 use crate::memtable::MemTable;
-use crate::sstable::TableBuilder;
+use crate::options::Options;
+use crate::sstable::TableOptions;
+use crate::table_cache::TableCache;
 use crate::version::edit::{FileMetaData, VersionEdit};
-use crate::version::filename::{parse_file_name, table_file_name, FileType};
 use crate::version::version::Version;
 use crate::version::NUM_LEVELS;
 
-/// An output table of a compaction in progress.
-struct Output {
-    number: u64,
-    builder: TableBuilder,
-    smallest: Vec<u8>,
-    largest: Vec<u8>,
+impl JobHost for DbInner {
+    fn options(&self) -> &Options {
+        &self.options
+    }
+
+    fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn icmp(&self) -> &InternalKeyComparator {
+        &self.icmp
+    }
+
+    fn table_options(&self) -> &TableOptions {
+        &self.table_options
+    }
+
+    fn table_cache(&self) -> &TableCache {
+        &self.table_cache
+    }
+
+    #[inline]
+    fn shutting_down(&self) -> bool {
+        self.shutting_down.load(AtomicOrdering::Acquire)
+    }
+
+    #[inline]
+    fn flush_waiting_memtable(&self) -> Result<()> {
+        if self.has_imm.load(AtomicOrdering::Acquire) {
+            let mut st = self.state.lock();
+            self.compact_memtable(&mut st)?;
+            self.work_done_cv.notify_all();
+        }
+        Ok(())
+    }
+
+    fn new_output_number(&self) -> u64 {
+        let mut st = self.state.lock();
+        let n = st.versions.new_file_number();
+        st.pending_outputs.insert(n);
+        n
+    }
 }
 
 impl DbInner {
@@ -249,87 +289,19 @@ impl DbInner {
         let smallest_snapshot = self.snapshots.oldest().unwrap_or(st.versions.last_sequence);
         let mut input = st.versions.make_input_iterator(c);
         let mut outputs: Vec<FileMetaData> = Vec::new();
-        let mut current: Option<Output> = None;
-        let ucmp = self.icmp.user_comparator().clone();
+        let mut current: Option<job::Output> = None;
 
-        let result = MutexGuard::unlocked(st, || -> Result<()> {
-            input.seek_to_first();
-            let mut current_user_key: Option<Vec<u8>> = None;
-            let mut last_sequence_for_key = MAX_SEQUENCE_NUMBER;
-            while input.valid() && !self.shutting_down.load(AtomicOrdering::Acquire) {
-                if self.has_imm.load(AtomicOrdering::Acquire) {
-                    // A flush is more urgent than this compaction.
-                    let mut st = self.state.lock();
-                    self.compact_memtable(&mut st)?;
-                    self.work_done_cv.notify_all();
-                }
-                let key = input.key();
-                if current.is_some() && c.should_stop_before(key) {
-                    self.finish_output(&mut current, &mut outputs)?;
-                }
-                let mut drop = false;
-                match parse_internal_key(key) {
-                    None => {
-                        // Keep corrupt keys; do not hide anything behind them.
-                        current_user_key = None;
-                        last_sequence_for_key = MAX_SEQUENCE_NUMBER;
-                    }
-                    Some(p) => {
-                        let first = current_user_key
-                            .as_deref()
-                            .is_none_or(|k| ucmp.compare(p.user_key, k) != Ordering::Equal);
-                        if first {
-                            current_user_key = Some(p.user_key.to_vec());
-                            last_sequence_for_key = MAX_SEQUENCE_NUMBER;
-                        }
-                        if last_sequence_for_key <= smallest_snapshot {
-                            // Hidden by a newer entry for the same user key.
-                            drop = true;
-                        } else if p.value_type == ValueType::Deletion
-                            && p.sequence <= smallest_snapshot
-                            && c.is_base_level_for_key(p.user_key)
-                        {
-                            // No older data below, and newer data for the key
-                            // sorts earlier in this input: the tombstone can go.
-                            drop = true;
-                        }
-                        last_sequence_for_key = p.sequence;
-                    }
-                }
-                if !drop {
-                    if current.is_none() {
-                        current = Some(self.open_output()?);
-                    }
-                    if let Some(out) = current.as_mut() {
-                        if out.builder.num_entries() == 0 {
-                            out.smallest.clear();
-                            out.smallest.extend_from_slice(key);
-                        }
-                        out.largest.clear();
-                        out.largest.extend_from_slice(key);
-                        out.builder.add(key, input.value())?;
-                        if out.builder.file_size() >= c.max_output_file_size() {
-                            self.finish_output(&mut current, &mut outputs)?;
-                        }
-                    }
-                }
-                input.next();
-            }
-            if self.shutting_down.load(AtomicOrdering::Acquire) {
-                return Err(Error::Background(
-                    "shutting down during a compaction".into(),
-                ));
-            }
-            input.status()?;
-            self.finish_output(&mut current, &mut outputs)
+        let result = MutexGuard::unlocked(st, || {
+            job::merge(
+                self,
+                c,
+                &mut *input,
+                smallest_snapshot,
+                &mut current,
+                &mut outputs,
+            )
         });
-        if let Some(out) = current.take() {
-            out.builder.abandon();
-            let _ = self
-                .options
-                .fs
-                .remove_file(&table_file_name(&self.dir, out.number));
-        }
+        job::abandon(self, current.take());
         for o in &outputs {
             c.edit.new_files.push(((c.level + 1) as u32, o.clone()));
         }
@@ -352,53 +324,6 @@ impl DbInner {
             c.level + 1,
             bytes_written,
             st.versions.level_summary()
-        ));
-        Ok(())
-    }
-
-    fn open_output(&self) -> Result<Output> {
-        let number = {
-            let mut st = self.state.lock();
-            let n = st.versions.new_file_number();
-            st.pending_outputs.insert(n);
-            n
-        };
-        let file = self
-            .options
-            .fs
-            .new_writable_file(&table_file_name(&self.dir, number))?;
-        Ok(Output {
-            number,
-            builder: TableBuilder::new(self.table_options.clone(), file),
-            smallest: Vec::new(),
-            largest: Vec::new(),
-        })
-    }
-
-    fn finish_output(
-        &self,
-        current: &mut Option<Output>,
-        outputs: &mut Vec<FileMetaData>,
-    ) -> Result<()> {
-        let Some(out) = current.take() else {
-            return Ok(());
-        };
-        if out.builder.num_entries() == 0 {
-            out.builder.abandon();
-            let _ = self
-                .options
-                .fs
-                .remove_file(&table_file_name(&self.dir, out.number));
-            return Ok(());
-        }
-        let size = out.builder.finish()?;
-        // Verify that the table is usable.
-        self.table_cache.table(out.number, size)?;
-        outputs.push(FileMetaData::new(
-            out.number,
-            size,
-            InternalKey::from_encoded(out.smallest),
-            InternalKey::from_encoded(out.largest),
         ));
         Ok(())
     }

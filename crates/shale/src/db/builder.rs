@@ -3,14 +3,14 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::db::table_cache::TableCache;
 use crate::error::Result;
-use crate::iterator::InternalIterator;
+use crate::filename::table_file_name;
+use crate::iter::InternalIterator;
 use crate::keys::InternalKey;
 use crate::options::Options;
 use crate::sstable::{TableBuilder, TableOptions};
+use crate::table_cache::TableCache;
 use crate::version::edit::FileMetaData;
-use crate::version::filename::table_file_name;
 
 /// Builds table `number` in `dir` from every entry of `iter`. Returns its
 /// metadata, with `file_size` 0 (and no file left behind) when `iter` is empty.

@@ -8,7 +8,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use parking_lot::Mutex;
 
 use crate::env::{FileSystem, WritableFile};
-use crate::version::filename::{info_log_file_name, old_info_log_file_name};
+use crate::filename::{info_log_file_name, old_info_log_file_name};
 
 /// An append-only text log; failures to write it are ignored (it is advisory).
 pub struct InfoLog {

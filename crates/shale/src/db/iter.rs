@@ -11,19 +11,21 @@
 use std::cmp::Ordering;
 use std::fmt;
 use std::ops::{Bound, RangeBounds};
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 
 use bytes::Bytes;
 
 use crate::comparator::Comparator;
-use crate::db::core::{Db, DbInner, SuperVersion, View};
-use crate::db::db_iter::{DbIterator, ReadSampleHook, READ_BYTES_PERIOD};
-use crate::db::merging_iter::MergingIterator;
+use crate::db::core::{Db, DbInner, SuperVersion};
+use crate::db::snapshot::ReadOptions;
+use crate::db::snapshot::Snapshot;
 use crate::error::{Error, Result};
-use crate::iterator::{EmptyIterator, InternalIterator};
+use crate::iter::db_iter::{DbIterator, ReadSampleHook, READ_BYTES_PERIOD};
+use crate::iter::merging::MergingIterator;
+use crate::iter::{EmptyIterator, InternalIterator};
 use crate::keys::{InternalKeyComparator, SequenceNumber};
-use crate::options::ReadOptions;
-use crate::snapshot::Snapshot;
+use crate::table_cache::TableCache;
+use crate::version::version::Version;
 
 /// A cursor over a database's keys in comparator order, in either direction.
 ///
@@ -807,6 +809,91 @@ impl Snapshot {
         };
         read(&db, &opts, bounds, prefix)
     }
+}
+
+impl DbInner {
+    pub(crate) fn new_iterator(self: &Arc<Self>, opts: &ReadOptions<'_>) -> Cursor {
+        match self.view(opts) {
+            Ok(view) => view.cursor(),
+            Err(e) => Cursor::failed(self.icmp.clone(), self.super_version.load_full(), e),
+        }
+    }
+
+    /// The state iterators read as of `opts`: the published memtables and
+    /// files, and the sequence number of `opts.snapshot` (or the last write).
+    pub(crate) fn view(self: &Arc<Self>, opts: &ReadOptions<'_>) -> Result<View> {
+        let sv = self.super_version.load_full();
+        let sequence = self.read_sequence(opts)?;
+        Ok(View {
+            db: Arc::downgrade(self),
+            icmp: self.icmp.clone(),
+            table_cache: self.table_cache.clone(),
+            sv,
+            sequence,
+            verify_checksums: opts.verify_checksums,
+            fill_cache: opts.fill_cache,
+            seed: self
+                .iterators_created
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        })
+    }
+}
+
+/// One consistent state of a database that cursors read: each cursor made
+/// from it sees the same entries.
+pub(crate) struct View {
+    db: Weak<DbInner>,
+    icmp: InternalKeyComparator,
+    table_cache: Arc<TableCache>,
+    sv: Arc<SuperVersion>,
+    sequence: SequenceNumber,
+    verify_checksums: bool,
+    fill_cache: bool,
+    seed: u64,
+}
+
+impl View {
+    /// A new, unpositioned cursor over the view.
+    pub(crate) fn cursor(&self) -> Cursor {
+        let sv = &self.sv;
+        let mut children: Vec<Box<dyn crate::iter::InternalIterator>> =
+            vec![Box::new(sv.mem.iter())];
+        if let Some(imm) = &sv.imm {
+            children.push(Box::new(imm.iter()));
+        }
+        sv.current.add_iterators(
+            &self.table_cache,
+            self.verify_checksums,
+            self.fill_cache,
+            &mut children,
+        );
+        let merged = crate::iter::merging::MergingIterator::new(self.icmp.clone(), children);
+        let hook = read_sample_hook(self.db.clone(), sv.current.clone());
+        Cursor::new(
+            self.icmp.clone(),
+            merged,
+            self.sequence,
+            sv.clone(),
+            hook,
+            self.seed,
+        )
+    }
+}
+
+/// The hook an iterator calls about once per megabyte it reads: charges a
+/// seek to the first of the files of `version` (the iterator's) that may
+/// hold the sampled key when there are several, and wakes the background
+/// thread when that makes a compaction due. Takes no database lock and does
+/// no I/O; holds the database weakly, so an iterator outliving its `Db` does
+/// not keep it open.
+fn read_sample_hook(db: Weak<DbInner>, version: Arc<Version>) -> ReadSampleHook {
+    Box::new(move |ikey: &[u8]| {
+        if version.record_read_sample(ikey) {
+            if let Some(db) = db.upgrade() {
+                db.bg_cv.notify_one();
+            }
+        }
+    })
 }
 
 #[cfg(test)]

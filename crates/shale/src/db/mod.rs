@@ -1,22 +1,24 @@
-//! The database: the write path (`write`), the read path and recovery
-//! (`core`), background flushes and compactions (`background`), the table
-//! cache, and the iterators that merge every source into one ordered view.
+//! The database: its state, opening and closing (`core`), recovery
+//! (`recovery`), the write path (`write`), point reads (`read`), cursors and
+//! Rust iterators (`iter`), snapshots and read options (`snapshot`),
+//! properties and stats (`properties`), background flushes and the scheduling
+//! of compactions (`background`, `wakeup`), memtable-to-table (`builder`),
+//! the info log (`info_log`) and `repair`.
 
 pub(crate) mod background;
 pub(crate) mod builder;
 pub(crate) mod core;
-pub(crate) mod db_iter;
 pub(crate) mod info_log;
 pub(crate) mod iter;
-pub(crate) mod level_iter;
-pub(crate) mod merging_iter;
+mod properties;
+pub(crate) mod read;
+pub(crate) mod recovery;
 pub(crate) mod repair;
-mod stats;
-pub(crate) mod table_cache;
+pub(crate) mod snapshot;
 mod wakeup;
 pub(crate) mod write;
 
 pub use self::core::{destroy, Db};
 pub use self::iter::{Cursor, Iter};
+pub use self::properties::{LevelStats, Stats};
 pub use self::repair::repair;
-pub use self::stats::{LevelStats, Stats};

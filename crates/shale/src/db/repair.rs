@@ -12,23 +12,24 @@ use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::cache::Cache;
 use crate::db::builder::build_table;
-use crate::db::core::{apply_log_record, sanitize};
-use crate::db::table_cache::TableCache;
+use crate::db::core::sanitize;
+use crate::db::recovery::apply_log_record;
 use crate::error::{Error, Result};
-use crate::iterator::InternalIterator;
+use crate::filename::{
+    descriptor_file_name, lock_file_name, log_file_name, parse_file_name, set_current_file,
+    table_file_name, FileType,
+};
+use crate::iter::InternalIterator;
 use crate::keys::{parse_internal_key, InternalKey, InternalKeyComparator};
 use crate::log;
 use crate::memtable::MemTable;
 use crate::options::Options;
+use crate::sstable::cache::Cache;
 use crate::sstable::format::{read_block, BlockHandle, Footer, FOOTER_ENCODED_LENGTH};
 use crate::sstable::{TableBuilder, TableOptions};
+use crate::table_cache::TableCache;
 use crate::version::edit::{FileMetaData, VersionEdit};
-use crate::version::filename::{
-    descriptor_file_name, lock_file_name, log_file_name, parse_file_name, set_current_file,
-    table_file_name, FileType,
-};
 use crate::version::set::MAX_FILE_NUMBER;
 
 /// Rebuilds the MANIFEST of the database in `path` from its tables and logs.
@@ -136,12 +137,10 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<()> {
         let path = table_file_name(dir, number);
         let size = match fs.file_size(&path) {
             Ok(s) => s,
-            Err(_) => {
-                match fs.file_size(&crate::version::filename::sst_table_file_name(dir, number)) {
-                    Ok(s) => s,
-                    Err(_) => continue,
-                }
-            }
+            Err(_) => match fs.file_size(&crate::filename::sst_table_file_name(dir, number)) {
+                Ok(s) => s,
+                Err(_) => continue,
+            },
         };
         match scan_table(&icmp, &table_cache, number, size) {
             Ok(Some((smallest, largest, seq))) => {
@@ -168,7 +167,7 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<()> {
                 let original = if fs.exists(&path) {
                     path.clone()
                 } else {
-                    crate::version::filename::sst_table_file_name(dir, number)
+                    crate::filename::sst_table_file_name(dir, number)
                 };
                 let _ = archive(&original);
                 if let Some((mut meta, seq)) = salvaged {
@@ -256,7 +255,7 @@ fn salvage_table(
 ) -> Result<Option<(FileMetaData, u64)>> {
     let mut path = table_file_name(dir, number);
     if !options.fs.exists(&path) {
-        path = crate::version::filename::sst_table_file_name(dir, number);
+        path = crate::filename::sst_table_file_name(dir, number);
     }
     let Ok(file) = options.fs.new_random_access_file(&path) else {
         return Ok(None);

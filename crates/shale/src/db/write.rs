@@ -15,33 +15,66 @@ use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
-use crate::batch::WriteBatch;
-use crate::db::core::{insert_into, panic_message, DbInner, State};
+use crate::batch::{check_update, WriteBatch};
+use crate::db::core::{insert_into, panic_message, Db, DbInner, State, Writer};
 use crate::error::{Error, Result};
+use crate::filename::log_file_name;
 use crate::keys::MAX_SEQUENCE_NUMBER;
 use crate::log;
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
-use crate::version::filename::log_file_name;
 use crate::version::version::{L0_SLOWDOWN_WRITES_TRIGGER, L0_STOP_WRITES_TRIGGER};
 
 /// Upper bound of a write group's size in bytes.
 const MAX_GROUP_BYTES: usize = 1 << 20;
 
-/// A write waiting in the queue behind the current leader.
-pub(crate) struct Writer {
-    /// The update; a leader that takes it into its group leaves `None`.
-    batch: Mutex<Option<WriteBatch>>,
-    sync: bool,
-    /// Set (under the state mutex) by the leader that wrote the batch.
-    done: Mutex<Option<Result<()>>>,
-    cv: Condvar,
-}
+impl Db {
+    /// Sets `key` to `value`. A key longer than
+    /// [`MAX_KEY_LEN`](crate::batch::MAX_KEY_LEN), a value longer than
+    /// [`MAX_VALUE_LEN`](crate::batch::MAX_VALUE_LEN), or a pair
+    /// too long together for one memtable entry
+    /// ([`MAX_ENTRY_LEN`](crate::batch::MAX_ENTRY_LEN)) is refused with
+    /// [`Error::InvalidArgument`] before anything is written.
+    pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.put_with(&WriteOptions::default(), key, value)
+    }
 
-impl Writer {
-    /// Wakes the writer's thread (to lead, when it is at the queue's front).
-    pub(crate) fn wake(&self) {
-        self.cv.notify_one();
+    /// Sets `key` to `value` with explicit write options.
+    pub fn put_with(&self, opts: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
+        // Checked before the batch's memory is reserved for them.
+        check_update(key.len(), value.len())?;
+        let mut batch = WriteBatch::with_capacity(key.len() + value.len() + 16);
+        batch.put(key, value)?;
+        self.inner.write_batch(opts, batch)
+    }
+
+    /// Removes `key` (not an error if it is absent).
+    pub fn delete(&self, key: &[u8]) -> Result<()> {
+        self.delete_with(&WriteOptions::default(), key)
+    }
+
+    /// Removes `key` with explicit write options.
+    pub fn delete_with(&self, opts: &WriteOptions, key: &[u8]) -> Result<()> {
+        check_update(key.len(), 0)?;
+        let mut batch = WriteBatch::with_capacity(key.len() + 8);
+        batch.delete(key)?;
+        self.inner.write_batch(opts, batch)
+    }
+
+    /// Applies every update of `batch` atomically.
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+    /// let mut batch = shale::WriteBatch::new();
+    /// batch.put(b"a", b"1")?;
+    /// batch.delete(b"b")?;
+    /// db.write(&shale::WriteOptions { sync: true }, &batch)?;
+    /// # Ok(()) }
+    /// ```
+    pub fn write(&self, opts: &WriteOptions, batch: &WriteBatch) -> Result<()> {
+        self.inner.write_batch(opts, batch.clone())
     }
 }
 

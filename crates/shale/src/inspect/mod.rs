@@ -59,7 +59,7 @@ use crate::log::Reader as EngineLogReader;
 use crate::util::coding::{decode_fixed32, get_varint32, get_varint64};
 use crate::util::crc;
 use crate::version::edit::VersionEdit;
-use crate::version::filename::{
+use crate::filename::{
     parse_file_name, read_current_file, sst_table_file_name, table_file_name, FileType,
 };
 

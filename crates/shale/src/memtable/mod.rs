@@ -21,7 +21,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::iterator::InternalIterator;
+use crate::iter::InternalIterator;
 use crate::keys::{
     pack_sequence_and_type, InternalKeyComparator, LookupKey, SequenceNumber, ValueType,
 };

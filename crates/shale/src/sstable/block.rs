@@ -27,9 +27,10 @@ use bytes::Bytes;
 
 use crate::comparator::Comparator;
 use crate::error::{Error, Result};
-use crate::iterator::InternalIterator;
+use crate::iter::InternalIterator;
 use crate::util::coding::{decode_fixed32, get_varint32};
 
+use super::entries::BlockEntries;
 use super::entry_index::{EntryIndex, Probe};
 use super::fences::Fences;
 
@@ -277,6 +278,33 @@ impl Block {
             .get(at..)
             .and_then(decode_fixed32)
             .unwrap_or(u32::MAX)
+    }
+}
+
+impl BlockEntries for Block {
+    #[inline]
+    fn data(&self) -> &[u8] {
+        Block::data(self)
+    }
+
+    #[inline]
+    fn num_restarts(&self) -> u32 {
+        Block::num_restarts(self)
+    }
+
+    #[inline]
+    fn restart_key(&self, i: u32) -> Option<&[u8]> {
+        Block::restart_key(self, i)
+    }
+
+    #[inline]
+    fn entry_at(&self, offset: u32) -> Option<(&[u8], &[u8])> {
+        Block::entry_at(self, offset)
+    }
+
+    #[inline]
+    fn for_each_entry(&self, restart: u32, f: impl FnMut(u32, usize, &[u8]) -> bool) -> bool {
+        Block::for_each_entry(self, restart, f)
     }
 }
 

@@ -30,7 +30,7 @@ use std::cmp::Ordering;
 
 use crate::comparator::Comparator;
 
-use super::block::Block;
+use super::entries::BlockEntries;
 
 /// `tail` of an entry whose user key has more than 8 bytes after the prefix.
 const LONG: u8 = 0xff;
@@ -77,7 +77,7 @@ impl EntryIndex {
     /// Indexes the entries of `block`, ordered by `cmp`. `None` when `cmp`
     /// is not bytewise with a trailer, the block is empty or too large, or
     /// an entry does not decode.
-    pub fn build(block: &Block, cmp: &dyn Comparator) -> Option<EntryIndex> {
+    pub fn build<B: BlockEntries>(block: &B, cmp: &dyn Comparator) -> Option<EntryIndex> {
         let trailer = cmp.bytewise_with_trailer()?;
         let strip = |key: &[u8]| key.len().saturating_sub(trailer);
         let restarts = block.num_restarts();
@@ -145,9 +145,9 @@ impl EntryIndex {
 
     /// Looks `target` up in `block` (the block the index was built from,
     /// ordered by `cmp`). On [`Probe::Found`], `key` holds the entry's key.
-    pub fn find(
+    pub fn find<B: BlockEntries>(
         &self,
-        block: &Block,
+        block: &B,
         cmp: &dyn Comparator,
         target: &[u8],
         key: &mut Vec<u8>,
@@ -202,6 +202,7 @@ mod tests {
     use super::*;
     use crate::comparator::BytewiseComparator;
     use crate::keys::{extract_user_key, InternalKey, InternalKeyComparator, ValueType};
+    use crate::sstable::block::Block;
     use crate::sstable::block_builder::BlockBuilder;
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};

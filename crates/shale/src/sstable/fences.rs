@@ -21,7 +21,7 @@ use std::cmp::Ordering;
 
 use crate::comparator::Comparator;
 
-use super::block::Block;
+use super::entries::BlockEntries;
 
 /// Fences over the restart keys of one block.
 pub struct Fences {
@@ -66,7 +66,7 @@ impl Fences {
     /// restart keys: in an index block the last key is often a short
     /// successor of the table's last key (such as `"1"` after
     /// `"0000000000199999"`) that shares little with the others.
-    pub fn build(block: &Block, cmp: &dyn Comparator) -> Option<Fences> {
+    pub fn build<B: BlockEntries>(block: &B, cmp: &dyn Comparator) -> Option<Fences> {
         let trailer = cmp.bytewise_with_trailer()?;
         let restarts = block.num_restarts();
         if restarts == 0 {
@@ -182,6 +182,7 @@ mod tests {
     use super::*;
     use crate::comparator::BytewiseComparator;
     use crate::keys::{InternalKey, InternalKeyComparator, ValueType};
+    use crate::sstable::block::Block;
     use crate::sstable::block_builder::BlockBuilder;
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};

@@ -22,11 +22,40 @@ use bytes::Bytes;
 
 use crate::env::RandomAccessFile;
 use crate::error::{Error, Result};
-use crate::options::CompressionType;
 use crate::util::coding::{decode_fixed32, get_varint64, put_fixed32, put_varint64};
 use crate::util::crc;
 
 use super::block::Block;
+
+/// How table blocks are compressed. The numbers are the on-disk block types.
+///
+/// ```
+/// let options = shale::Options {
+///     compression: shale::CompressionType::None,
+///     ..Default::default()
+/// };
+/// assert_eq!(shale::Options::default().compression, shale::CompressionType::Snappy);
+/// # let _ = options;
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum CompressionType {
+    /// Blocks are stored as they are.
+    None = 0,
+    /// Snappy (LevelDB's default).
+    Snappy = 1,
+}
+
+impl CompressionType {
+    /// Decodes an on-disk block type byte.
+    pub(crate) fn from_u8(b: u8) -> Option<CompressionType> {
+        match b {
+            0 => Some(CompressionType::None),
+            1 => Some(CompressionType::Snappy),
+            _ => None,
+        }
+    }
+}
 
 /// The number at the end of every table file.
 pub const TABLE_MAGIC_NUMBER: u64 = 0xdb47_7524_8b80_fb57;

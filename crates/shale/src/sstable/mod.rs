@@ -5,7 +5,7 @@
 //! index block and a footer (see [`format`]). [`TableBuilder`] writes one from
 //! keys in increasing order; [`Table`] opens one, keeping its index and filter
 //! in memory, and reads data blocks through the optional block
-//! [`Cache`](crate::cache::Cache).
+//! [`Cache`](crate::sstable::cache::Cache).
 //!
 //! Tables made by the database hold internal keys (user key + 8-byte
 //! trailer). Their filters are built over user keys: the table layer strips
@@ -15,23 +15,24 @@
 pub mod block;
 pub mod block_builder;
 pub mod bloom;
+pub mod cache;
+pub mod entries;
 pub mod entry_index;
 pub mod fences;
 pub mod filter_block;
 pub mod format;
 pub mod table;
 pub mod table_builder;
-pub mod two_level_iter;
 
 #[cfg(test)]
 mod tests;
 
 use std::sync::Arc;
 
-use crate::cache::Cache;
 use crate::comparator::Comparator;
 use crate::filter_policy::FilterPolicy;
-use crate::options::CompressionType;
+use crate::sstable::cache::Cache;
+use crate::sstable::format::CompressionType;
 
 pub use table::{Table, TableIterator};
 pub use table_builder::TableBuilder;

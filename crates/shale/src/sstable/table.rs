@@ -23,8 +23,8 @@ use super::filter_block::FilterBlockReader;
 use super::format::{
     read_block, read_block_contents, read_block_shared, BlockHandle, Footer, FOOTER_ENCODED_LENGTH,
 };
-use super::two_level_iter::{BlockLoader, TwoLevelIterator};
 use super::{filter_meta_key, TableOptions};
+use crate::iter::two_level::{BlockLoader, TwoLevelIterator};
 
 thread_local! {
     /// A key buffer for point lookups, so `get` does not allocate.

@@ -14,7 +14,7 @@ use std::cmp::Ordering;
 use crate::env::WritableFile;
 use crate::error::{Error, Result};
 use crate::keys::extract_user_key;
-use crate::options::CompressionType;
+use crate::sstable::format::CompressionType;
 
 use super::block_builder::BlockBuilder;
 use super::filter_block::FilterBlockBuilder;

@@ -16,15 +16,15 @@ use rand::{Rng, SeedableRng};
 
 use super::bloom::BloomFilterPolicy;
 use super::{Table, TableBuilder, TableOptions};
-use crate::cache::Cache;
 use crate::comparator::{BytewiseComparator, Comparator};
 use crate::env::{FileSystem, MemFs, RandomAccessFile};
 use crate::error::Result;
-use crate::iterator::InternalIterator;
+use crate::iter::InternalIterator;
 use crate::keys::{
     extract_user_key, InternalKey, InternalKeyComparator, ValueType, MAX_SEQUENCE_NUMBER,
 };
-use crate::options::CompressionType;
+use crate::sstable::cache::Cache;
+use crate::sstable::format::CompressionType;
 
 type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 

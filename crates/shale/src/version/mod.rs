@@ -3,10 +3,11 @@
 //!
 //! `edit` encodes the MANIFEST's records; `filename` names every file of a
 //! database directory; `version` is one immutable set of files; `set` holds
-//! the current version, the MANIFEST and compaction picking.
+//! the current version and the live files; `manifest` writes and recovers the
+//! MANIFEST.
 
 pub mod edit;
-pub mod filename;
+pub mod manifest;
 pub mod set;
 #[allow(clippy::module_inception)]
 pub mod version;

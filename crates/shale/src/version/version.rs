@@ -10,15 +10,15 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use crate::db::level_iter::LevelIterator;
-use crate::db::table_cache::TableCache;
 use crate::error::Result;
-use crate::iterator::InternalIterator;
+use crate::iter::level::LevelIterator;
+use crate::iter::InternalIterator;
 use crate::keys::{
     parse_internal_key, InternalKey, InternalKeyComparator, LookupKey, ValueType,
     MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK,
 };
 use crate::sstable::TableIterator;
+use crate::table_cache::TableCache;
 use crate::version::edit::FileMetaData;
 use crate::version::NUM_LEVELS;
 
@@ -200,7 +200,7 @@ impl Version {
 
     /// Accounts for an iterator having read the entry with internal key
     /// `ikey` (called about once per megabyte read, see
-    /// [`crate::db::db_iter::READ_BYTES_PERIOD`]). When two or more files
+    /// [`crate::iter::db_iter::READ_BYTES_PERIOD`]). When two or more files
     /// may hold the key, a lookup of it would search the first one in vain,
     /// so a seek is charged to that file, as [`Version::get`] does. Returns
     /// true if that makes a compaction due. Lock-free unless the file's seek
@@ -372,7 +372,7 @@ impl Version {
         for f in self.files[0].iter().rev() {
             match tc.iter(f.number, f.file_size, verify_checksums, fill_cache) {
                 Ok(it) => out.push(it),
-                Err(e) => out.push(Box::new(crate::iterator::EmptyIterator::with_error(e))),
+                Err(e) => out.push(Box::new(crate::iter::EmptyIterator::with_error(e))),
             }
         }
         for level in 1..NUM_LEVELS {
@@ -398,7 +398,7 @@ pub fn level_iterator(
     fill_cache: bool,
 ) -> Box<dyn InternalIterator> {
     let tc = tc.clone();
-    let open: crate::db::level_iter::OpenFileFn<FileMetaData, TableIterator> =
+    let open: crate::iter::level::OpenFileFn<FileMetaData, TableIterator> =
         Arc::new(move |f: &FileMetaData| {
             tc.table_iter(f.number, f.file_size, verify_checksums, fill_cache)
         });
@@ -492,7 +492,7 @@ pub fn key_range(
     )
 }
 
-impl crate::db::level_iter::LevelFile for FileMetaData {
+impl crate::iter::level::LevelFile for FileMetaData {
     #[inline]
     fn smallest(&self) -> &[u8] {
         self.smallest.encoded()

@@ -9,7 +9,7 @@
 //! iterator for good and is reported by `status`.
 
 use crate::error::{Error, Result};
-use crate::iterator::InternalIterator;
+use crate::iter::InternalIterator;
 
 /// Opens the blocks that index values describe.
 pub trait BlockLoader: Send {

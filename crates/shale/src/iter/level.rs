@@ -16,7 +16,7 @@ use std::cmp::Ordering;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::iterator::InternalIterator;
+use crate::iter::InternalIterator;
 use crate::keys::InternalKeyComparator;
 
 /// A file of a level, as far as the level iterator needs to know it.

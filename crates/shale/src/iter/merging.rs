@@ -26,7 +26,7 @@
 use std::cmp::Ordering;
 
 use crate::error::{Error, Result};
-use crate::iterator::InternalIterator;
+use crate::iter::InternalIterator;
 use crate::keys::InternalKeyComparator;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

@@ -22,7 +22,7 @@
 use std::cmp::Ordering;
 
 use crate::error::{Error, Result};
-use crate::iterator::InternalIterator;
+use crate::iter::InternalIterator;
 use crate::keys::{
     append_internal_key, extract_user_key, pack_sequence_and_type, parse_internal_key,
     InternalKeyComparator, SequenceNumber, ValueType, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK,
@@ -462,8 +462,8 @@ impl<I: InternalIterator> InternalIterator for DbIterator<I> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::db::merging_iter::MergingIterator;
-    use crate::iterator::EmptyIterator;
+    use crate::iter::merging::MergingIterator;
+    use crate::iter::EmptyIterator;
     use crate::testutil::{icmp, ikey, CallCounter, VecIterator};
     use rand::rngs::StdRng;
     use rand::{Rng, SeedableRng};

@@ -2,19 +2,11 @@
 //! database as it was when the snapshot was taken. Compactions keep every
 //! entry a live snapshot can see; dropping the snapshot releases it.
 
-use std::collections::BTreeMap;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
-use parking_lot::Mutex;
-
-use crate::db::core::DbInner;
+use crate::db::core::{Db, DbInner, SnapshotList};
 use crate::keys::SequenceNumber;
-
-/// The multiset of live snapshot sequence numbers of one database.
-#[derive(Default)]
-pub(crate) struct SnapshotList {
-    live: Mutex<BTreeMap<SequenceNumber, usize>>,
-}
 
 impl SnapshotList {
     /// Registers a snapshot at `seq` of the database `db`.
@@ -26,20 +18,29 @@ impl SnapshotList {
             db,
         }
     }
+}
 
-    /// The oldest live snapshot, if any.
-    pub(crate) fn oldest(&self) -> Option<SequenceNumber> {
-        self.live.lock().keys().next().copied()
-    }
-
-    fn release(&self, seq: SequenceNumber) {
-        let mut live = self.live.lock();
-        if let Some(n) = live.get_mut(&seq) {
-            *n -= 1;
-            if *n == 0 {
-                live.remove(&seq);
-            }
-        }
+impl Db {
+    /// A snapshot of the current state, released when dropped.
+    ///
+    /// ```
+    /// use shale::ReadOptions;
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+    /// db.put(b"k", b"old")?;
+    /// let snap = db.snapshot();
+    /// db.put(b"k", b"new")?;
+    /// let then = ReadOptions { snapshot: Some(&snap), ..Default::default() };
+    /// assert_eq!(db.get_with(&then, b"k")?.as_deref(), Some(&b"old"[..]));
+    /// assert_eq!(db.get(b"k")?.as_deref(), Some(&b"new"[..]));
+    /// # Ok(()) }
+    /// ```
+    pub fn snapshot(&self) -> Snapshot {
+        self.inner.snapshots.acquire(
+            self.inner.visible_sequence.load(Ordering::Acquire),
+            Arc::downgrade(&self.inner),
+        )
     }
 }
 
@@ -85,6 +86,33 @@ impl Drop for Snapshot {
 impl std::fmt::Debug for Snapshot {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Snapshot({})", self.sequence)
+    }
+}
+
+/// Options for reads.
+///
+/// ```
+/// let opts = shale::ReadOptions { verify_checksums: true, ..Default::default() };
+/// assert!(opts.fill_cache);
+/// ```
+#[derive(Debug, Clone)]
+pub struct ReadOptions<'a> {
+    /// Check the checksum of every block read. Default: false.
+    pub verify_checksums: bool,
+    /// Keep blocks read by this call in the block cache. Default: true.
+    pub fill_cache: bool,
+    /// Read as of this snapshot instead of the latest state.
+    pub snapshot: Option<&'a Snapshot>,
+}
+
+impl Default for ReadOptions<'_> {
+    /// No checksum verification, fill the cache, latest state.
+    fn default() -> Self {
+        ReadOptions {
+            verify_checksums: false,
+            fill_cache: true,
+            snapshot: None,
+        }
     }
 }
 

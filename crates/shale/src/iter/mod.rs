@@ -4,6 +4,17 @@
 //! Invariants: `key` and `value` may only be called while `valid()`; after any
 //! positioning call the iterator is either valid or exhausted; an error stops
 //! the iterator (it becomes invalid) and is reported by `status`.
+//!
+//! The iterators that combine other iterators live here too, knowing nothing
+//! of tables or versions: `two_level` (an index iterator over per-entry
+//! iterators: a table's blocks), `level` (the files of one sorted level),
+//! `merging` (the merge of every source) and `db_iter` (the user's view of
+//! the merge: one version per key, deletions hidden).
+
+pub mod db_iter;
+pub mod level;
+pub mod merging;
+pub mod two_level;
 
 use crate::error::Result;
 

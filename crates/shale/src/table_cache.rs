@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
-use crate::iterator::InternalIterator;
+use crate::filename::{sst_table_file_name, table_file_name};
+use crate::iter::InternalIterator;
 use crate::options::Options;
 use crate::sstable::{Table, TableIterator, TableOptions};
-use crate::version::filename::{sst_table_file_name, table_file_name};
 
 /// Files reserved for logs, the MANIFEST and other non-table uses.
 const NON_TABLE_FILES: usize = 10;

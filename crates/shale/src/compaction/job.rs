@@ -1,0 +1,230 @@
+//! Running a compaction: the input iterator over its files, the merge loop
+//! that drops shadowed entries and tombstones, and the cutting of output
+//! tables.
+
+use std::cmp::Ordering;
+use std::path::Path;
+
+use crate::error::{Error, Result};
+use crate::filename::table_file_name;
+use crate::iter::InternalIterator;
+use crate::keys::{
+    parse_internal_key, InternalKey, InternalKeyComparator, SequenceNumber, ValueType,
+    MAX_SEQUENCE_NUMBER,
+};
+use crate::options::Options;
+use crate::sstable::{TableBuilder, TableOptions};
+use crate::table_cache::TableCache;
+use crate::version::edit::FileMetaData;
+use crate::version::set::VersionSet;
+use crate::version::version::level_iterator;
+
+use super::Compaction;
+
+/// What a compaction job needs from the database it runs in. The database
+/// implements it; the job is generic over it (static dispatch).
+pub trait JobHost {
+    /// The database's options (its file system, among them).
+    fn options(&self) -> &Options;
+    /// The database directory.
+    fn dir(&self) -> &Path;
+    /// The internal key order.
+    fn icmp(&self) -> &InternalKeyComparator;
+    /// How output tables are built.
+    fn table_options(&self) -> &TableOptions;
+    /// The table cache, to check that an output table opens.
+    fn table_cache(&self) -> &TableCache;
+    /// True once the database is closing: the job stops.
+    fn shutting_down(&self) -> bool;
+    /// Flushes the immutable memtable if one is waiting: called before each
+    /// entry, since a flush is more urgent than a compaction.
+    fn flush_waiting_memtable(&self) -> Result<()>;
+    /// A new file number for an output table, recorded as a pending output
+    /// so that it is not deleted while it is written.
+    fn new_output_number(&self) -> u64;
+}
+
+/// An output table of a compaction in progress.
+pub struct Output {
+    number: u64,
+    builder: TableBuilder,
+    smallest: Vec<u8>,
+    largest: Vec<u8>,
+}
+
+/// The merge loop: copies the entries of `input` into output tables at
+/// `c.level + 1`, dropping entries hidden by a newer one for the same user
+/// key that no snapshot at or above `smallest_snapshot` can see, and
+/// deletions with nothing older below them. Outputs are cut at
+/// `c.max_output_file_size()` or when they would overlap too much of the
+/// grandparent level; finished ones are pushed to `outputs`, the one being
+/// written is left in `current` on an error (see [`abandon`]).
+pub fn merge<H: JobHost>(
+    host: &H,
+    c: &mut Compaction,
+    input: &mut dyn InternalIterator,
+    smallest_snapshot: SequenceNumber,
+    current: &mut Option<Output>,
+    outputs: &mut Vec<FileMetaData>,
+) -> Result<()> {
+    let ucmp = host.icmp().user_comparator().clone();
+    input.seek_to_first();
+    let mut current_user_key: Option<Vec<u8>> = None;
+    let mut last_sequence_for_key = MAX_SEQUENCE_NUMBER;
+    while input.valid() && !host.shutting_down() {
+        // A flush is more urgent than this compaction.
+        host.flush_waiting_memtable()?;
+        let key = input.key();
+        if current.is_some() && c.should_stop_before(key) {
+            finish_output(host, current, outputs)?;
+        }
+        let mut drop = false;
+        match parse_internal_key(key) {
+            None => {
+                // Keep corrupt keys; do not hide anything behind them.
+                current_user_key = None;
+                last_sequence_for_key = MAX_SEQUENCE_NUMBER;
+            }
+            Some(p) => {
+                let first = current_user_key
+                    .as_deref()
+                    .is_none_or(|k| ucmp.compare(p.user_key, k) != Ordering::Equal);
+                if first {
+                    current_user_key = Some(p.user_key.to_vec());
+                    last_sequence_for_key = MAX_SEQUENCE_NUMBER;
+                }
+                if last_sequence_for_key <= smallest_snapshot {
+                    // Hidden by a newer entry for the same user key.
+                    drop = true;
+                } else if p.value_type == ValueType::Deletion
+                    && p.sequence <= smallest_snapshot
+                    && c.is_base_level_for_key(p.user_key)
+                {
+                    // No older data below, and newer data for the key
+                    // sorts earlier in this input: the tombstone can go.
+                    drop = true;
+                }
+                last_sequence_for_key = p.sequence;
+            }
+        }
+        if !drop {
+            if current.is_none() {
+                *current = Some(open_output(host)?);
+            }
+            if let Some(out) = current.as_mut() {
+                if out.builder.num_entries() == 0 {
+                    out.smallest.clear();
+                    out.smallest.extend_from_slice(key);
+                }
+                out.largest.clear();
+                out.largest.extend_from_slice(key);
+                out.builder.add(key, input.value())?;
+                if out.builder.file_size() >= c.max_output_file_size() {
+                    finish_output(host, current, outputs)?;
+                }
+            }
+        }
+        input.next();
+    }
+    if host.shutting_down() {
+        return Err(Error::Background(
+            "shutting down during a compaction".into(),
+        ));
+    }
+    input.status()?;
+    finish_output(host, current, outputs)
+}
+
+/// Abandons the output table a failed job was writing, and removes its file.
+pub fn abandon<H: JobHost>(host: &H, current: Option<Output>) {
+    if let Some(out) = current {
+        out.builder.abandon();
+        let _ = host
+            .options()
+            .fs
+            .remove_file(&table_file_name(host.dir(), out.number));
+    }
+}
+
+fn open_output<H: JobHost>(host: &H) -> Result<Output> {
+    let number = host.new_output_number();
+    let file = host
+        .options()
+        .fs
+        .new_writable_file(&table_file_name(host.dir(), number))?;
+    Ok(Output {
+        number,
+        builder: TableBuilder::new(host.table_options().clone(), file),
+        smallest: Vec::new(),
+        largest: Vec::new(),
+    })
+}
+
+fn finish_output<H: JobHost>(
+    host: &H,
+    current: &mut Option<Output>,
+    outputs: &mut Vec<FileMetaData>,
+) -> Result<()> {
+    let Some(out) = current.take() else {
+        return Ok(());
+    };
+    if out.builder.num_entries() == 0 {
+        out.builder.abandon();
+        let _ = host
+            .options()
+            .fs
+            .remove_file(&table_file_name(host.dir(), out.number));
+        return Ok(());
+    }
+    let size = out.builder.finish()?;
+    // Verify that the table is usable.
+    host.table_cache().table(out.number, size)?;
+    outputs.push(FileMetaData::new(
+        out.number,
+        size,
+        InternalKey::from_encoded(out.smallest),
+        InternalKey::from_encoded(out.largest),
+    ));
+    Ok(())
+}
+
+impl VersionSet {
+    /// An iterator over every entry of the compaction's input files.
+    ///
+    /// It checks the checksum of every block it reads, whatever the options
+    /// say: the compaction writes what it reads into new tables under fresh
+    /// checksums, so damage it did not catch would be laundered into data
+    /// that reads back as sound. A damaged block fails the compaction with a
+    /// corruption error naming the file, and the input tables stay.
+    pub fn make_input_iterator(&self, c: &Compaction) -> Box<dyn InternalIterator> {
+        let verify = true;
+        let mut children: Vec<Box<dyn InternalIterator>> = Vec::new();
+        for (which, files) in c.inputs.iter().enumerate() {
+            if files.is_empty() {
+                continue;
+            }
+            if c.level + which == 0 {
+                for f in files {
+                    match self.table_cache.iter(f.number, f.file_size, verify, false) {
+                        Ok(it) => children.push(it),
+                        Err(e) => {
+                            children.push(Box::new(crate::iter::EmptyIterator::with_error(e)))
+                        }
+                    }
+                }
+            } else {
+                children.push(level_iterator(
+                    &self.icmp,
+                    &self.table_cache,
+                    files,
+                    verify,
+                    false,
+                ));
+            }
+        }
+        Box::new(crate::iter::merging::MergingIterator::new(
+            self.icmp.clone(),
+            children,
+        ))
+    }
+}
