@@ -24,11 +24,9 @@ use super::lsm_capi::{check, Handles, LsmCApi, LsmTypes};
 use super::util::{self, setting};
 use crate::engine::{Engine, EngineConfig, EngineKind, Result, Session};
 
-/// The opaque C types of `leveldb/c.h`.
-#[allow(non_camel_case_types)]
+/// The opaque C types of `leveldb/c.h`, from the one copy of LevelDB's C
+/// declarations (crate `leveldb-ffi`).
 pub(super) mod types {
-    //! The opaque handle types of `c.h`, from the one copy of LevelDB's C
-    //! declarations.
     pub use leveldb_ffi::{
         leveldb_cache_t, leveldb_filterpolicy_t, leveldb_iterator_t, leveldb_options_t,
         leveldb_readoptions_t, leveldb_t, leveldb_writebatch_t, leveldb_writeoptions_t,
