@@ -1,8 +1,9 @@
 # The two entry points (see README.md):
 #   make report   - set up, build the peers and db_bench in release mode, run
 #                   the benchmark report
-#   make test     - set up, run every test (the Rust workspace's, then the
-#                   Python package's: make python-test)
+#   make test     - set up, run every test (the Rust workspace's, the
+#                   Python package's: make python-test, and the memtable's
+#                   unsafe code under Miri: scripts/miri.sh)
 #   make install-c PREFIX=DIR - build and install the C library (see README.md)
 CARGO ?= cargo
 # The virtualenv scripts/setup.sh makes for the Python package.
@@ -38,6 +39,7 @@ test: export SHALE_PEERS_DIR =
 test: setup
 	$(CARGO) test --workspace --all-features
 	$(MAKE) --no-print-directory python-test
+	bash scripts/miri.sh
 
 # Builds crates/shale-py into the virtualenv (a debug build, sharing
 # target/ with the workspace) and runs its pytest suite.
