@@ -196,13 +196,8 @@ impl DbInner {
         // The log that replaced this memtable's is new: make its directory
         // entry durable now, off the writers' path, so that the synchronous
         // writes into it need not.
-        // The log that held this memtable's writes is synced too, so that
-        // a power cut cannot keep later writes and lose these.
         let log_number = st.logfile_number;
-        MutexGuard::unlocked(st, || {
-            self.sync_dir_for_log(log_number)?;
-            self.sync_prev_log()
-        })?;
+        MutexGuard::unlocked(st, || self.sync_dir_for_log(log_number))?;
         let base = st.versions.current();
         let mut edit = VersionEdit::default();
         let number = self.write_level0_table(st, &imm, &mut edit, Some(&base))?;
@@ -219,6 +214,11 @@ impl DbInner {
         // (A flush may run inside a compaction, whose outputs stay pending.)
         st.pending_outputs.remove(&number);
         result?;
+        // The replaced log's writes are now in a synced table: it is closed
+        // without a sync of its own (syncing it would write every log to
+        // disk once more). Done before `imm` is cleared, so that no memtable
+        // switch can put a newer log in its place meanwhile.
+        drop(self.prev_log.lock().take());
         st.imm = None;
         self.has_imm.store(false, AtomicOrdering::Release);
         self.install_super_version(st);

@@ -470,11 +470,13 @@ impl DbInner {
     /// together with every write before it, and those still in the replaced
     /// log (written without sync) are durable only once that log is synced:
     /// without this a power cut could keep the synchronous write and lose
-    /// earlier ones, a history that never was. The background thread does
-    /// it as soon as it starts flushing the memtable the log holds, so the
-    /// closed log is synced before the next switch (RocksDB syncs its closed
-    /// logs the same way); a synchronous write that gets there first does it
-    /// itself. Once done, this is a check of an empty slot.
+    /// earlier ones, a history that never was. Only a synchronous write
+    /// calls it; once the memtable the log holds is flushed, the background
+    /// thread closes the log without a sync, its writes being in a synced
+    /// table. (A power cut that keeps some of a newer log but loses the
+    /// unsynced tail of this one is caught by recovery, which stops at a
+    /// log that does not continue the sequence numbers of the one before.)
+    /// Once done, this is a check of an empty slot.
     pub(crate) fn sync_prev_log(&self) -> Result<()> {
         let mut prev = self.prev_log.lock();
         if let Some(log) = prev.as_mut() {

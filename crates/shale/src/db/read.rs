@@ -16,6 +16,16 @@ use crate::version::version::TableGet;
 
 impl Db {
     /// The value of `key`, or `None`.
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+    /// db.put(b"apple", b"red")?;
+    /// assert_eq!(db.get(b"apple")?.as_deref(), Some(&b"red"[..]));
+    /// assert_eq!(db.get(b"pear")?, None);
+    /// # Ok(()) }
+    /// ```
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.get_with(&ReadOptions::default(), key)
     }
@@ -23,6 +33,18 @@ impl Db {
     /// The value of `key` with explicit read options (e.g. a snapshot). A
     /// snapshot taken from another database (or before this one was
     /// reopened) is refused with [`Error::InvalidArgument`].
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+    /// db.put(b"k", b"old")?;
+    /// let snapshot = db.snapshot();
+    /// db.put(b"k", b"new")?;
+    /// let at_snapshot = shale::ReadOptions { snapshot: Some(&snapshot), ..Default::default() };
+    /// assert_eq!(db.get_with(&at_snapshot, b"k")?.as_deref(), Some(&b"old"[..]));
+    /// # Ok(()) }
+    /// ```
     pub fn get_with(&self, opts: &ReadOptions<'_>, key: &[u8]) -> Result<Option<Vec<u8>>> {
         let mut value = Vec::new();
         Ok(self.inner.get(opts, key, &mut value)?.then_some(value))
@@ -48,6 +70,17 @@ impl Db {
     }
 
     /// [`get_into`](Db::get_into) with explicit read options.
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+    /// db.put(b"k", b"v")?;
+    /// let mut value = Vec::new();
+    /// let verified = shale::ReadOptions { verify_checksums: true, ..Default::default() };
+    /// assert!(db.get_into_with(&verified, b"k", &mut value)?);
+    /// # Ok(()) }
+    /// ```
     pub fn get_into_with(
         &self,
         opts: &ReadOptions<'_>,

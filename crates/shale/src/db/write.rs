@@ -35,11 +35,31 @@ impl Db {
     /// too long together for one memtable entry
     /// ([`MAX_ENTRY_LEN`](crate::batch::MAX_ENTRY_LEN)) is refused with
     /// [`Error::InvalidArgument`] before anything is written.
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+    /// db.put(b"apple", b"red")?;
+    /// db.put(b"apple", b"green")?; // replaces the value
+    /// assert_eq!(db.get(b"apple")?.as_deref(), Some(&b"green"[..]));
+    /// # Ok(()) }
+    /// ```
     pub fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
         self.put_with(&WriteOptions::default(), key, value)
     }
 
-    /// Sets `key` to `value` with explicit write options.
+    /// Sets `key` to `value` with explicit write options: with
+    /// `sync: true` the call returns once the write (and every write before
+    /// it) is durable on disk.
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+    /// db.put_with(&shale::WriteOptions { sync: true }, b"balance", b"100")?;
+    /// # Ok(()) }
+    /// ```
     pub fn put_with(&self, opts: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
         // Checked before the batch's memory is reserved for them.
         check_update(key.len(), value.len())?;
@@ -49,11 +69,30 @@ impl Db {
     }
 
     /// Removes `key` (not an error if it is absent).
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+    /// db.put(b"k", b"v")?;
+    /// db.delete(b"k")?;
+    /// db.delete(b"never-written")?;
+    /// assert_eq!(db.get(b"k")?, None);
+    /// # Ok(()) }
+    /// ```
     pub fn delete(&self, key: &[u8]) -> Result<()> {
         self.delete_with(&WriteOptions::default(), key)
     }
 
     /// Removes `key` with explicit write options.
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+    /// db.delete_with(&shale::WriteOptions { sync: true }, b"k")?;
+    /// # Ok(()) }
+    /// ```
     pub fn delete_with(&self, opts: &WriteOptions, key: &[u8]) -> Result<()> {
         check_update(key.len(), 0)?;
         let mut batch = WriteBatch::with_capacity(key.len() + 8);

@@ -54,14 +54,14 @@ pub use self::table::{
 
 // The engine's own decoders and encodings this module builds on, named in
 // one place.
+use crate::filename::{
+    parse_file_name, read_current_file, sst_table_file_name, table_file_name, FileType,
+};
 use crate::keys::parse_internal_key;
 use crate::log::Reader as EngineLogReader;
 use crate::util::coding::{decode_fixed32, get_varint32, get_varint64};
 use crate::util::crc;
 use crate::version::edit::VersionEdit;
-use crate::filename::{
-    parse_file_name, read_current_file, sst_table_file_name, table_file_name, FileType,
-};
 
 /// What a database file is, by its name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
