@@ -44,6 +44,17 @@ pub struct WriteBatch {
 }
 
 /// One update of a [`WriteBatch`], borrowed from it.
+///
+/// ```
+/// use shale::{BatchOp, WriteBatch};
+/// # fn main() -> shale::Result<()> {
+/// let mut batch = WriteBatch::new();
+/// batch.put(b"k", b"v")?;
+/// batch.delete(b"old")?;
+/// let ops: Vec<BatchOp> = batch.iter().collect();
+/// assert_eq!(ops, [BatchOp::Put { key: b"k", value: b"v" }, BatchOp::Delete { key: b"old" }]);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BatchOp<'a> {
     /// Set `key` to `value`.
@@ -68,6 +79,19 @@ impl Default for WriteBatch {
 
 impl WriteBatch {
     /// An empty batch.
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+    /// let mut batch = shale::WriteBatch::new();
+    /// assert!(batch.is_empty());
+    /// batch.put(b"a", b"1")?;
+    /// batch.put(b"b", b"2")?;
+    /// db.write(&shale::WriteOptions::default(), &batch)?;
+    /// assert_eq!(db.get(b"b")?.as_deref(), Some(&b"2"[..]));
+    /// # Ok(()) }
+    /// ```
     pub fn new() -> WriteBatch {
         WriteBatch::with_capacity(0)
     }
@@ -189,12 +213,32 @@ impl WriteBatch {
     }
 
     /// The number of updates.
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// let mut batch = shale::WriteBatch::new();
+    /// batch.put(b"k", b"v")?;
+    /// batch.delete(b"k")?;
+    /// assert_eq!(batch.count(), 2);
+    /// batch.clear();
+    /// assert_eq!(batch.count(), 0);
+    /// # Ok(()) }
+    /// ```
     #[inline]
     pub fn count(&self) -> u32 {
         self.rep.get(8..).and_then(decode_fixed32).unwrap_or(0)
     }
 
     /// True if the batch holds no updates.
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// let mut batch = shale::WriteBatch::new();
+    /// assert!(batch.is_empty());
+    /// batch.delete(b"k")?;
+    /// assert!(!batch.is_empty());
+    /// # Ok(()) }
+    /// ```
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.count() == 0
@@ -329,11 +373,21 @@ impl WriteBatch {
 
 /// The longest key a batch takes: keys are stored with a 32-bit length, and
 /// in the memtable and in tables with an 8-byte trailer inside that length.
+///
+/// ```
+/// // The key's length and its 8-byte trailer fit a 32-bit length.
+/// assert_eq!(shale::MAX_KEY_LEN + 8, u32::MAX as usize);
+/// assert!(shale::MAX_KEY_LEN < shale::MAX_VALUE_LEN);
+/// ```
 pub const MAX_KEY_LEN: usize = u32::MAX as usize - 8;
 
 /// The longest value a batch takes: values are stored with a 32-bit length.
 /// (A value this long leaves no room for the rest of its memtable entry:
 /// see [`MAX_ENTRY_LEN`].)
+///
+/// ```
+/// assert_eq!(shale::MAX_VALUE_LEN, u32::MAX as usize);
+/// ```
 pub const MAX_VALUE_LEN: usize = u32::MAX as usize;
 
 /// The most bytes one update takes in the memtable: the key's length
@@ -396,6 +450,16 @@ impl fmt::Debug for WriteBatch {
 ///
 /// A batch built through the public methods is always well formed; should
 /// the bytes be damaged, iteration stops at the damage.
+///
+/// ```
+/// # fn main() -> shale::Result<()> {
+/// let mut batch = shale::WriteBatch::new();
+/// batch.put(b"a", b"1")?;
+/// batch.put(b"b", b"2")?;
+/// let iter: shale::BatchIter<'_> = batch.iter();
+/// assert_eq!(iter.count(), 2);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone)]
 pub struct Iter<'a> {
     rest: &'a [u8],

@@ -81,6 +81,12 @@ fn fmt_offset(offset: Option<u64>) -> String {
 
 impl Error {
     /// A corruption at a known place in a file.
+    ///
+    /// ```
+    /// let e = shale::Error::corruption("db/000005.ldb", Some(4096), "bad block checksum");
+    /// assert!(e.is_corruption());
+    /// assert!(e.to_string().contains("bad block checksum"));
+    /// ```
     pub fn corruption(
         file: impl Into<PathBuf>,
         offset: Option<u64>,
@@ -104,6 +110,12 @@ impl Error {
     }
 
     /// An I/O error on a path.
+    ///
+    /// ```
+    /// use std::io::{Error, ErrorKind};
+    /// let e = shale::Error::io("db/CURRENT", Error::new(ErrorKind::PermissionDenied, "denied"));
+    /// assert!(matches!(e, shale::Error::Io { ref source, .. } if source.kind() == ErrorKind::PermissionDenied));
+    /// ```
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Error {
         Error::Io {
             path: path.into(),
@@ -128,11 +140,28 @@ impl Error {
     }
 
     /// True for [`Error::NotFound`].
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// // Repairing a directory that holds no database files finds nothing.
+    /// let e = shale::repair(dir.path(), &shale::Options::default()).unwrap_err();
+    /// assert!(e.is_not_found());
+    /// ```
     pub fn is_not_found(&self) -> bool {
         matches!(self, Error::NotFound(_))
     }
 
     /// True for [`Error::Corruption`].
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// std::fs::write(dir.path().join("000001.ldb"), b"not a table").unwrap();
+    /// let e = shale::inspect::table_summary(&dir.path().join("000001.ldb")).unwrap_err();
+    /// assert!(e.is_corruption());
+    /// assert!(!e.is_not_found());
+    /// # Ok(()) }
+    /// ```
     pub fn is_corruption(&self) -> bool {
         matches!(self, Error::Corruption { .. })
     }

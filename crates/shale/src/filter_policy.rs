@@ -3,6 +3,22 @@
 
 /// Builds and probes filters. The name is stored in each table's metaindex
 /// (`filter.<name>`); a table whose filter has another name is read without it.
+///
+/// ```
+/// use shale::{BloomFilterPolicy, FilterPolicy};
+/// let policy = BloomFilterPolicy::new(10);
+/// let mut filter = Vec::new();
+/// policy.create_filter(&[b"apple", b"pear"], &mut filter);
+/// assert!(policy.key_may_match(b"apple", &filter));
+/// assert_eq!(policy.name(), "leveldb.BuiltinBloomFilter2");
+///
+/// // Used by setting `Options::filter_policy`.
+/// let options = shale::Options {
+///     filter_policy: Some(std::sync::Arc::new(policy)),
+///     ..Default::default()
+/// };
+/// # drop(options);
+/// ```
 pub trait FilterPolicy: Send + Sync {
     /// The stored name, e.g. `leveldb.BuiltinBloomFilter2`.
     fn name(&self) -> &str;

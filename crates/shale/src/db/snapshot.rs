@@ -67,6 +67,19 @@ pub struct Snapshot {
 
 impl Snapshot {
     /// The sequence number this snapshot reads at.
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+    /// db.put(b"a", b"1")?;
+    /// db.put(b"b", b"2")?;
+    /// let snap = db.snapshot();
+    /// assert_eq!(snap.sequence(), 2);
+    /// db.put(b"c", b"3")?;
+    /// assert!(snap.sequence() < db.stats().last_sequence);
+    /// # Ok(()) }
+    /// ```
     pub fn sequence(&self) -> u64 {
         self.sequence
     }

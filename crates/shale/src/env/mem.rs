@@ -49,6 +49,19 @@ impl std::fmt::Debug for MemFs {
 
 impl MemFs {
     /// An empty file system.
+    ///
+    /// ```
+    /// use shale::env::{FileSystem, MemFs};
+    /// use std::path::Path;
+    /// # fn main() -> shale::Result<()> {
+    /// let fs = MemFs::new();
+    /// assert!(!fs.exists(Path::new("/db")));
+    /// let options = shale::Options { create_if_missing: true, fs: std::sync::Arc::new(fs.clone()), ..Default::default() };
+    /// let db = shale::Db::open("/db", options)?;
+    /// db.put(b"k", b"v")?;
+    /// assert!(fs.exists(Path::new("/db/CURRENT")));
+    /// # Ok(()) }
+    /// ```
     pub fn new() -> MemFs {
         MemFs::default()
     }
@@ -63,6 +76,18 @@ impl MemFs {
     }
 
     /// Overwrites a byte of a file (for corruption tests).
+    ///
+    /// ```
+    /// use shale::env::{read_file, write_file_sync, MemFs};
+    /// use std::path::Path;
+    /// # fn main() -> shale::Result<()> {
+    /// let fs = MemFs::new();
+    /// write_file_sync(&fs, Path::new("/f"), b"abc")?;
+    /// fs.corrupt_byte(Path::new("/f"), 1, b'X')?;
+    /// assert_eq!(read_file(&fs, Path::new("/f"))?, b"aXc");
+    /// assert!(fs.corrupt_byte(Path::new("/f"), 3, 0).is_err());
+    /// # Ok(()) }
+    /// ```
     pub fn corrupt_byte(&self, path: &Path, offset: usize, value: u8) -> Result<()> {
         let f = self.file(path)?;
         let mut data = f.write();
@@ -79,6 +104,17 @@ impl MemFs {
     }
 
     /// Cuts a file to `len` bytes (for torn-write tests).
+    ///
+    /// ```
+    /// use shale::env::{read_file, write_file_sync, MemFs};
+    /// use std::path::Path;
+    /// # fn main() -> shale::Result<()> {
+    /// let fs = MemFs::new();
+    /// write_file_sync(&fs, Path::new("/f"), b"abcdef")?;
+    /// fs.truncate(Path::new("/f"), 2)?;
+    /// assert_eq!(read_file(&fs, Path::new("/f"))?, b"ab");
+    /// # Ok(()) }
+    /// ```
     pub fn truncate(&self, path: &Path, len: usize) -> Result<()> {
         let f = self.file(path)?;
         f.write().truncate(len);

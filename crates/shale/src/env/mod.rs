@@ -14,6 +14,21 @@ pub use mem::MemFs;
 pub use posix::PosixFs;
 
 /// A file read from front to back (logs, MANIFEST).
+///
+/// ```
+/// use shale::env::{write_file_sync, FileSystem, MemFs};
+/// use std::path::Path;
+/// # fn main() -> shale::Result<()> {
+/// let fs = MemFs::new();
+/// write_file_sync(&fs, Path::new("/f"), b"hello world")?;
+/// let mut file = fs.new_sequential_file(Path::new("/f"))?;
+/// file.skip(6)?;
+/// let mut buf = [0u8; 16];
+/// let n = file.read(&mut buf)?;
+/// assert_eq!(&buf[..n], b"world");
+/// assert_eq!(file.read(&mut buf)?, 0);
+/// # Ok(()) }
+/// ```
 pub trait SequentialFile: Send {
     /// Reads up to `buf.len()` bytes; returns how many were read, 0 at the end.
     fn read(&mut self, buf: &mut [u8]) -> Result<usize>;
@@ -22,6 +37,20 @@ pub trait SequentialFile: Send {
 }
 
 /// A file read at arbitrary offsets by many threads at once (tables).
+///
+/// ```
+/// use shale::env::{write_file_sync, FileSystem, MemFs};
+/// use std::path::Path;
+/// # fn main() -> shale::Result<()> {
+/// let fs = MemFs::new();
+/// write_file_sync(&fs, Path::new("/f"), b"hello world")?;
+/// let file = fs.new_random_access_file(Path::new("/f"))?;
+/// let mut buf = [0u8; 8];
+/// // Short only at the end of the file.
+/// assert_eq!(file.read_at(6, &mut buf)?, 5);
+/// assert_eq!(&buf[..5], b"world");
+/// # Ok(()) }
+/// ```
 pub trait RandomAccessFile: Send + Sync {
     /// Reads into `buf` from `offset`, as much as the file holds up to
     /// `buf.len()`; returns the count (short only at the end of the file).
@@ -36,6 +65,20 @@ pub trait RandomAccessFile: Send + Sync {
 }
 
 /// A file written from front to back.
+///
+/// ```
+/// use shale::env::{read_file, FileSystem, MemFs};
+/// use std::path::Path;
+/// # fn main() -> shale::Result<()> {
+/// let fs = MemFs::new();
+/// let mut file = fs.new_writable_file(Path::new("/f"))?;
+/// file.append(b"hello ")?;
+/// file.append(b"world")?;
+/// file.sync()?;
+/// file.close()?;
+/// assert_eq!(read_file(&fs, Path::new("/f"))?, b"hello world");
+/// # Ok(()) }
+/// ```
 pub trait WritableFile: Send {
     /// Appends `data` (may be buffered).
     fn append(&mut self, data: &[u8]) -> Result<()>;
@@ -48,6 +91,19 @@ pub trait WritableFile: Send {
 }
 
 /// A held lock on a database directory's `LOCK` file; released on drop.
+///
+/// ```
+/// use shale::env::{FileSystem, PosixFs};
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// let fs = PosixFs::new();
+/// let path = dir.path().join("LOCK");
+/// let lock = fs.lock(&path)?;
+/// assert!(fs.lock(&path).is_err());
+/// drop(lock);
+/// let _again = fs.lock(&path)?;
+/// # Ok(()) }
+/// ```
 pub trait FileLock: Send + Sync {}
 
 /// Everything the engine needs from a file system. [`PosixFs`] is the
@@ -110,6 +166,16 @@ pub trait FileSystem: Send + Sync + 'static {
 }
 
 /// Writes `data` to a new file at `path` and syncs it.
+///
+/// ```
+/// use shale::env::{write_file_sync, FileSystem, MemFs};
+/// use std::path::Path;
+/// # fn main() -> shale::Result<()> {
+/// let fs = MemFs::new();
+/// write_file_sync(&fs, Path::new("/f"), b"data")?;
+/// assert_eq!(fs.file_size(Path::new("/f"))?, 4);
+/// # Ok(()) }
+/// ```
 pub fn write_file_sync(fs: &dyn FileSystem, path: &Path, data: &[u8]) -> Result<()> {
     let mut f = fs.new_writable_file(path)?;
     f.append(data)?;
@@ -118,6 +184,17 @@ pub fn write_file_sync(fs: &dyn FileSystem, path: &Path, data: &[u8]) -> Result<
 }
 
 /// Reads a whole file into memory.
+///
+/// ```
+/// use shale::env::{read_file, write_file_sync, PosixFs};
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// let path = dir.path().join("f");
+/// write_file_sync(&PosixFs::new(), &path, b"data")?;
+/// assert_eq!(read_file(&PosixFs::new(), &path)?, b"data");
+/// assert!(read_file(&PosixFs::new(), &dir.path().join("missing")).is_err());
+/// # Ok(()) }
+/// ```
 pub fn read_file(fs: &dyn FileSystem, path: &Path) -> Result<Vec<u8>> {
     let mut f = fs.new_sequential_file(path)?;
     let mut out = Vec::new();

@@ -57,11 +57,32 @@ const WRITE_BUFFER: usize = 64 * 1024;
 pub const DIRECT_APPEND_MIN: usize = WRITE_BUFFER / 4;
 
 /// The operating system's file system.
+///
+/// ```
+/// use shale::env::{FileSystem, PosixFs};
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// // The default file system of `Options`.
+/// let options = shale::Options { create_if_missing: true, fs: std::sync::Arc::new(PosixFs), ..Default::default() };
+/// drop(shale::Db::open(dir.path(), options)?);
+/// assert!(PosixFs.exists(&dir.path().join("CURRENT")));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Default, Clone, Copy)]
 pub struct PosixFs;
 
 impl PosixFs {
     /// The real file system.
+    ///
+    /// ```
+    /// use shale::env::{FileSystem, PosixFs};
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let fs = PosixFs::new();
+    /// fs.create_dir_all(&dir.path().join("a/b"))?;
+    /// assert_eq!(fs.children(dir.path())?, ["a"]);
+    /// # Ok(()) }
+    /// ```
     pub fn new() -> PosixFs {
         PosixFs
     }

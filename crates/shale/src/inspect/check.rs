@@ -10,6 +10,19 @@ use super::{file_kind, user_key, FileKind};
 use crate::error::{Error, Result};
 
 /// Which data a damage puts at risk.
+///
+/// ```
+/// use shale::inspect::{check, Affected};
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+/// drop(db);
+/// // A CURRENT that names no MANIFEST puts the whole database at risk.
+/// std::fs::write(dir.path().join("CURRENT"), "garbage").unwrap();
+/// let report = check(dir.path())?;
+/// assert_eq!(report.damage[0].affected, Affected::Database);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Affected {
@@ -36,6 +49,20 @@ pub enum Affected {
 }
 
 /// One damaged place.
+///
+/// ```
+/// use shale::inspect::{check, FileKind};
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+/// drop(db);
+/// std::fs::write(dir.path().join("CURRENT"), "garbage").unwrap();
+/// let report = check(dir.path())?;
+/// let damage = &report.damage[0];
+/// assert_eq!(damage.kind, FileKind::Current);
+/// assert_eq!(damage.file, dir.path().join("CURRENT"));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Damage {
     /// The file.
@@ -51,6 +78,20 @@ pub struct Damage {
 }
 
 /// What [`check`] found.
+///
+/// ```
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+/// db.put(b"k", b"v")?;
+/// db.compact_range(None, None)?;
+/// drop(db);
+/// let report = shale::inspect::check(dir.path())?;
+/// assert!(report.damage.is_empty());
+/// assert_eq!(report.tables, 1);
+/// assert_eq!(report.entries, 1);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CheckReport {
     /// Every file read, with its size.
@@ -74,12 +115,37 @@ pub struct CheckReport {
 /// size and key range the MANIFEST records). Changes nothing and takes no
 /// lock. `Err` only when the directory cannot be listed; damage is in the
 /// report.
+///
+/// ```
+/// use shale::inspect::{check, FileKind};
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+/// db.put(b"k", b"v")?;
+/// drop(db);
+/// let report = check(dir.path())?;
+/// assert!(report.damage.is_empty());
+/// assert!(report.files.iter().any(|(_, kind, _)| *kind == FileKind::Current));
+/// # Ok(()) }
+/// ```
 pub fn check(dir: &Path) -> Result<CheckReport> {
     check_with(dir, &mut |_| {})
 }
 
 /// [`check`], calling `progress` with the bytes of each part read as it
 /// goes (their sum is the size of the files checked).
+///
+/// ```
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+/// db.put(b"k", b"v")?;
+/// drop(db);
+/// let mut read = 0;
+/// let report = shale::inspect::check_with(dir.path(), &mut |bytes| read += bytes)?;
+/// assert_eq!(read, report.files.iter().map(|(_, _, size)| size).sum::<u64>());
+/// # Ok(()) }
+/// ```
 pub fn check_with(dir: &Path, progress: &mut dyn FnMut(u64)) -> Result<CheckReport> {
     let mut names = Vec::new();
     let entries = std::fs::read_dir(dir).map_err(|e| Error::io(dir, e))?;

@@ -9,6 +9,28 @@ use crate::env::{FileSystem, PosixFs};
 use crate::error::{Error, Result};
 
 /// One item of a log, in file order.
+///
+/// ```
+/// use shale::inspect::{log_records, LogEntry};
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+/// db.put(b"k", b"v")?;
+/// drop(db);
+/// let log = std::fs::read_dir(dir.path()).unwrap()
+///     .map(|e| e.unwrap().path())
+///     .find(|p| p.extension().is_some_and(|x| x == "log"))
+///     .unwrap();
+/// let mut records = 0;
+/// for entry in log_records(&log)? {
+///     match entry? {
+///         LogEntry::Record { .. } => records += 1,
+///         LogEntry::Dropped { reason, .. } => panic!("damage: {reason}"),
+///     }
+/// }
+/// assert_eq!(records, 1);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LogEntry {
     /// A record that passed its checksums.
@@ -31,6 +53,22 @@ pub enum LogEntry {
 }
 
 /// The records of a log or MANIFEST, from [`log_records`].
+///
+/// ```
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+/// db.put(b"a", b"1")?;
+/// db.put(b"b", b"2")?;
+/// drop(db);
+/// let log = std::fs::read_dir(dir.path()).unwrap()
+///     .map(|e| e.unwrap().path())
+///     .find(|p| p.extension().is_some_and(|x| x == "log"))
+///     .unwrap();
+/// let entries = shale::inspect::log_records(&log)?.collect::<shale::Result<Vec<_>>>()?;
+/// assert_eq!(entries.len(), 2);
+/// # Ok(()) }
+/// ```
 pub struct LogRecords {
     reader: EngineLogReader,
     dropped: Arc<Mutex<Vec<LogEntry>>>,
@@ -135,6 +173,30 @@ impl Iterator for LogRecords {
 }
 
 /// A write batch, decoded from a log record by [`decode_batch`].
+///
+/// ```
+/// use shale::inspect::{decode_batch, log_records, LogEntry};
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+/// let mut batch = shale::WriteBatch::new();
+/// batch.put(b"a", b"1")?;
+/// batch.delete(b"b")?;
+/// db.write(&shale::WriteOptions::default(), &batch)?;
+/// drop(db);
+/// let log = std::fs::read_dir(dir.path()).unwrap()
+///     .map(|e| e.unwrap().path())
+///     .find(|p| p.extension().is_some_and(|x| x == "log"))
+///     .unwrap();
+/// for entry in log_records(&log)? {
+///     if let LogEntry::Record { data, .. } = entry? {
+///         let batch = decode_batch(&data)?;
+///         assert_eq!(batch.count, 2);
+///         assert_eq!(batch.sequence, 1);
+///     }
+/// }
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Batch {
     /// The sequence number of its first update.
@@ -146,6 +208,20 @@ pub struct Batch {
 }
 
 /// What an update does.
+///
+/// ```
+/// use shale::inspect::{decode_batch, UpdateKind};
+/// # fn main() -> shale::Result<()> {
+/// // Sequence number 7, two updates: put "k" = "v", delete "old".
+/// let mut record = Vec::new();
+/// record.extend_from_slice(&7u64.to_le_bytes());
+/// record.extend_from_slice(&2u32.to_le_bytes());
+/// record.extend_from_slice(&[1, 1, b'k', 1, b'v']);
+/// record.extend_from_slice(&[0, 3, b'o', b'l', b'd']);
+/// let kinds: Vec<UpdateKind> = decode_batch(&record)?.updates.iter().map(|u| u.kind).collect();
+/// assert_eq!(kinds, [UpdateKind::Put, UpdateKind::Delete]);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum UpdateKind {
     /// Sets the key to the value.
@@ -155,6 +231,22 @@ pub enum UpdateKind {
 }
 
 /// One update of a [`Batch`].
+///
+/// ```
+/// use shale::inspect::{decode_batch, UpdateKind};
+/// # fn main() -> shale::Result<()> {
+/// // Sequence number 7, two updates: put "k" = "v", delete "old".
+/// let mut record = Vec::new();
+/// record.extend_from_slice(&7u64.to_le_bytes());
+/// record.extend_from_slice(&2u32.to_le_bytes());
+/// record.extend_from_slice(&[1, 1, b'k', 1, b'v']);
+/// record.extend_from_slice(&[0, 3, b'o', b'l', b'd']);
+/// let batch = decode_batch(&record)?;
+/// let put = &batch.updates[0];
+/// assert_eq!((put.kind, &put.key[..], &put.value[..]), (UpdateKind::Put, &b"k"[..], &b"v"[..]));
+/// assert!(batch.updates[1].value.is_empty());
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Update {
     /// Put or delete.
@@ -169,6 +261,25 @@ pub struct Update {
 /// number, count) and tagged updates. A malformed batch, an unknown tag or
 /// a count that does not match the updates is [`Error::Corruption`] naming
 /// the byte.
+///
+/// ```
+/// use shale::inspect::decode_batch;
+/// # fn main() -> shale::Result<()> {
+/// // Sequence number 7, two updates: put "k" = "v", delete "old".
+/// let mut record = Vec::new();
+/// record.extend_from_slice(&7u64.to_le_bytes());
+/// record.extend_from_slice(&2u32.to_le_bytes());
+/// record.extend_from_slice(&[1, 1, b'k', 1, b'v']);
+/// record.extend_from_slice(&[0, 3, b'o', b'l', b'd']);
+/// let batch = decode_batch(&record)?;
+/// assert_eq!(batch.sequence, 7);
+/// assert_eq!(batch.updates.len(), 2);
+/// assert_eq!(batch.updates[1].key, b"old");
+/// // A count that does not match the updates is corruption.
+/// record[8] = 3;
+/// assert!(decode_batch(&record).unwrap_err().is_corruption());
+/// # Ok(()) }
+/// ```
 pub fn decode_batch(record: &[u8]) -> Result<Batch> {
     if record.len() < 12 {
         return Err(Error::bad_data(format!(

@@ -9,6 +9,21 @@ use crate::env::{FileSystem, PosixFs};
 use crate::error::{Error, Result};
 
 /// A table a version edit adds.
+///
+/// ```
+/// use shale::inspect::{manifest_edits, read_current, split_internal_key};
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+/// db.put(b"k", b"v")?;
+/// db.compact_range(None, None)?;
+/// drop(db);
+/// let edits = manifest_edits(&dir.path().join(read_current(dir.path())?))?;
+/// let added = edits.iter().flat_map(|e| &e.new_files).next().unwrap();
+/// assert_eq!(split_internal_key(&added.smallest).unwrap().user_key, b"k");
+/// assert!(added.size > 0);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NewFile {
     /// Its level.
@@ -24,6 +39,18 @@ pub struct NewFile {
 }
 
 /// A version edit, one record of a MANIFEST.
+///
+/// ```
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+/// drop(db);
+/// let name = shale::inspect::read_current(dir.path())?;
+/// let edits = shale::inspect::manifest_edits(&dir.path().join(name))?;
+/// assert!(edits.iter().any(|e| e.next_file_number.is_some()));
+/// assert_eq!(edits[0].offset, 0);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct EditSummary {
@@ -49,6 +76,22 @@ pub struct EditSummary {
 
 /// Decodes one MANIFEST record (`offset` is recorded in the summary).
 /// A malformed edit is [`Error::Corruption`].
+///
+/// ```
+/// use shale::inspect::{decode_edit, log_records, read_current, LogEntry};
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+/// drop(db);
+/// let manifest = dir.path().join(read_current(dir.path())?);
+/// for entry in log_records(&manifest)? {
+///     if let LogEntry::Record { offset, data } = entry? {
+///         let edit = decode_edit(&data, offset)?;
+///         assert_eq!(edit.offset, offset);
+///     }
+/// }
+/// # Ok(()) }
+/// ```
 pub fn decode_edit(record: &[u8], offset: u64) -> Result<EditSummary> {
     let e = VersionEdit::decode(record)?;
     Ok(EditSummary {
@@ -125,11 +168,37 @@ pub(crate) fn with_file(e: Error, path: &Path, offset: Option<u64>) -> Error {
 
 /// The name of the MANIFEST that `dir/CURRENT` names. Corruption if
 /// CURRENT does not end with a newline or does not name a MANIFEST.
+///
+/// ```
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+/// drop(db);
+/// let name = shale::inspect::read_current(dir.path())?;
+/// assert!(name.starts_with("MANIFEST-"));
+/// assert!(dir.path().join(&name).exists());
+/// # Ok(()) }
+/// ```
 pub fn read_current(dir: &Path) -> Result<String> {
     read_current_file(&PosixFs::new(), dir)
 }
 
 /// A table of the current version.
+///
+/// ```
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+/// db.put(b"a", b"1")?;
+/// db.put(b"z", b"2")?;
+/// db.compact_range(None, None)?;
+/// drop(db);
+/// let table = &shale::inspect::live_tables(dir.path())?[0];
+/// assert!(table.path.exists());
+/// assert_eq!(table.size, std::fs::metadata(&table.path).unwrap().len());
+/// assert_eq!(shale::inspect::split_internal_key(&table.largest).unwrap().user_key, b"z");
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LiveTable {
     /// Its level.
@@ -148,6 +217,18 @@ pub struct LiveTable {
 
 /// The tables of the current version of the database in `dir`: CURRENT's
 /// MANIFEST replayed, level by level, in file-number order within a level.
+///
+/// ```
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+/// assert!(shale::inspect::live_tables(dir.path())?.is_empty());
+/// db.put(b"k", b"v")?;
+/// db.compact_range(None, None)?;
+/// drop(db);
+/// assert_eq!(shale::inspect::live_tables(dir.path())?.len(), 1);
+/// # Ok(()) }
+/// ```
 pub fn live_tables(dir: &Path) -> Result<Vec<LiveTable>> {
     let name = read_current(dir)?;
     let edits = manifest_edits(&dir.join(name))?;

@@ -64,6 +64,13 @@ use crate::util::crc;
 use crate::version::edit::VersionEdit;
 
 /// What a database file is, by its name.
+///
+/// ```
+/// use shale::inspect::{file_kind, FileKind};
+/// assert_eq!(file_kind("db/CURRENT".as_ref()), FileKind::Current);
+/// assert_eq!(file_kind("db/000003.log".as_ref()), FileKind::Log);
+/// assert_eq!(file_kind("db/LOG.old".as_ref()), FileKind::InfoLog);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum FileKind {
@@ -110,6 +117,21 @@ pub fn file_kind(path: &Path) -> FileKind {
 }
 
 /// A key of a table, split into its parts.
+///
+/// ```
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+/// db.put(b"k", b"v")?;
+/// db.compact_range(None, None)?;
+/// drop(db);
+/// let table = &shale::inspect::live_tables(dir.path())?[0];
+/// let parts = shale::inspect::split_internal_key(&table.smallest).unwrap();
+/// assert_eq!(parts.user_key, b"k");
+/// assert_eq!(parts.sequence, 1);
+/// assert_eq!(parts.kind, 1);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct InternalKeyParts {
     /// The user's key.
@@ -122,6 +144,16 @@ pub struct InternalKeyParts {
 
 /// Splits an internal key; `None` if it is shorter than its 8-byte trailer
 /// or its type is unknown.
+///
+/// ```
+/// use shale::inspect::split_internal_key;
+/// // "k", sequence number 5, a value (type 1).
+/// let mut key = b"k".to_vec();
+/// key.extend_from_slice(&((5u64 << 8) | 1).to_le_bytes());
+/// let parts = split_internal_key(&key).unwrap();
+/// assert_eq!((&parts.user_key[..], parts.sequence, parts.kind), (&b"k"[..], 5, 1));
+/// assert!(split_internal_key(b"short").is_none());
+/// ```
 pub fn split_internal_key(key: &[u8]) -> Option<InternalKeyParts> {
     let p = parse_internal_key(key)?;
     Some(InternalKeyParts {

@@ -14,6 +14,22 @@ const MAGIC: u64 = 0xdb47_7524_8b80_fb57;
 const MAX_BLOCK: u64 = 1 << 30;
 
 /// Where a block is: its offset and its size without the 5-byte trailer.
+///
+/// ```
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+/// db.put(b"a", b"1")?;
+/// db.put(b"b", b"2")?;
+/// db.compact_range(None, None)?;
+/// drop(db);
+/// let path = &shale::inspect::live_tables(dir.path())?[0].path;
+/// let table = shale::inspect::TableFile::open(path)?;
+/// let first = table.index[0].block;
+/// assert_eq!(first.offset, 0);
+/// assert!(first.size > 0 && first.size < table.size);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct BlockRef {
     /// The block's offset in the file.
@@ -25,6 +41,23 @@ pub struct BlockRef {
 /// An entry of the index block: the separator key (an internal key no less
 /// than every key of the block and less than every key of the next) and
 /// the data block it leads to.
+///
+/// ```
+/// use shale::inspect::{split_internal_key, TableFile};
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+/// db.put(b"a", b"1")?;
+/// db.put(b"b", b"2")?;
+/// db.compact_range(None, None)?;
+/// drop(db);
+/// let path = &shale::inspect::live_tables(dir.path())?[0].path;
+/// let table = TableFile::open(path)?;
+/// assert_eq!(table.index.len(), 1);
+/// let separator = split_internal_key(&table.index[0].key).unwrap();
+/// assert!(separator.user_key.as_slice() >= b"b".as_slice());
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct IndexEntry {
     /// The separator, an internal key.
@@ -34,6 +67,24 @@ pub struct IndexEntry {
 }
 
 /// An entry of the metaindex block.
+///
+/// ```
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// let options = shale::Options {
+///     create_if_missing: true,
+///     filter_policy: Some(std::sync::Arc::new(shale::BloomFilterPolicy::new(10))),
+///     ..Default::default()
+/// };
+/// let db = shale::Db::open(dir.path(), options)?;
+/// db.put(b"k", b"v")?;
+/// db.compact_range(None, None)?;
+/// drop(db);
+/// let path = &shale::inspect::live_tables(dir.path())?[0].path;
+/// let table = shale::inspect::TableFile::open(path)?;
+/// assert_eq!(table.meta[0].name, "filter.leveldb.BuiltinBloomFilter2");
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MetaEntry {
     /// Its name, such as `filter.leveldb.BuiltinBloomFilter2`.
@@ -43,6 +94,26 @@ pub struct MetaEntry {
 }
 
 /// The filter block, if the table has one.
+///
+/// ```
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// let options = shale::Options {
+///     create_if_missing: true,
+///     filter_policy: Some(std::sync::Arc::new(shale::BloomFilterPolicy::new(10))),
+///     ..Default::default()
+/// };
+/// let db = shale::Db::open(dir.path(), options)?;
+/// db.put(b"k", b"v")?;
+/// db.compact_range(None, None)?;
+/// drop(db);
+/// let path = &shale::inspect::live_tables(dir.path())?[0].path;
+/// let table = shale::inspect::TableFile::open(path)?;
+/// let filter = table.filter.as_ref().unwrap();
+/// assert_eq!(filter.policy, "leveldb.BuiltinBloomFilter2");
+/// assert_eq!(filter.filter_sizes.len(), filter.filters);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FilterInfo {
     /// The filter policy's name.
@@ -58,6 +129,23 @@ pub struct FilterInfo {
 }
 
 /// An entry of a data block.
+///
+/// ```
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+/// db.put(b"a", b"1")?;
+/// db.put(b"b", b"2")?;
+/// db.compact_range(None, None)?;
+/// drop(db);
+/// let path = &shale::inspect::live_tables(dir.path())?[0].path;
+/// let table = shale::inspect::TableFile::open(path)?;
+/// let entry = &table.data_block(0)?.entries[1];
+/// assert_eq!((&entry.user_key[..], &entry.value[..]), (&b"b"[..], &b"2"[..]));
+/// assert_eq!(entry.kind, Some(1));
+/// assert_eq!(entry.sequence, 2);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TableEntry {
     /// The entry's offset in the (decompressed) block.
@@ -74,6 +162,23 @@ pub struct TableEntry {
 }
 
 /// A data block, checked and decoded by [`TableFile::data_block`].
+///
+/// ```
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+/// db.put(b"a", b"1")?;
+/// db.put(b"b", b"2")?;
+/// db.compact_range(None, None)?;
+/// drop(db);
+/// let path = &shale::inspect::live_tables(dir.path())?[0].path;
+/// let table = shale::inspect::TableFile::open(path)?;
+/// let block = table.data_block(0)?;
+/// assert_eq!(block.block, table.index[0].block);
+/// assert_eq!(block.entries.len(), 2);
+/// assert!(block.restarts >= 1);
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DataBlock {
     /// Where it is.
@@ -141,6 +246,23 @@ impl TableFile {
     /// number, handles inside the file), metaindex, filter and index blocks
     /// (checksums, entry encoding, index keys in order). Damage is
     /// [`Error::Corruption`] naming the file and the offset of the part.
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+    /// db.put(b"a", b"1")?;
+    /// db.put(b"b", b"2")?;
+    /// db.compact_range(None, None)?;
+    /// drop(db);
+    /// let path = &shale::inspect::live_tables(dir.path())?[0].path;
+    /// let table = shale::inspect::TableFile::open(path)?;
+    /// assert_eq!(table.size, std::fs::metadata(path).unwrap().len());
+    /// // A file that is not a table is corruption.
+    /// std::fs::write(dir.path().join("junk.ldb"), b"not a table").unwrap();
+    /// assert!(shale::inspect::TableFile::open(&dir.path().join("junk.ldb")).unwrap_err().is_corruption());
+    /// # Ok(()) }
+    /// ```
     pub fn open(path: &Path) -> Result<TableFile> {
         let fs = PosixFs::new();
         let size = fs.file_size(path)?;
@@ -312,6 +434,23 @@ impl TableFile {
     /// encoding of its entries, their order, and that every key is within
     /// the index entry's separator. Damage is [`Error::Corruption`] naming
     /// the file and the block's offset.
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+    /// db.put(b"a", b"1")?;
+    /// db.put(b"b", b"2")?;
+    /// db.compact_range(None, None)?;
+    /// drop(db);
+    /// let path = &shale::inspect::live_tables(dir.path())?[0].path;
+    /// let table = shale::inspect::TableFile::open(path)?;
+    /// let keys: Vec<Vec<u8>> = table.data_block(0)?.entries.into_iter().map(|e| e.user_key).collect();
+    /// assert_eq!(keys, [b"a", b"b"]);
+    /// // There is no block past the index.
+    /// assert!(table.data_block(table.index.len()).is_err());
+    /// # Ok(()) }
+    /// ```
     pub fn data_block(&self, i: usize) -> Result<DataBlock> {
         let entry = self.index.get(i).ok_or_else(|| {
             Error::InvalidArgument(format!(
@@ -374,6 +513,22 @@ impl TableFile {
 }
 
 /// Figures of a whole table, from [`table_summary`].
+///
+/// ```
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+/// db.put(b"a", b"1")?;
+/// db.put(b"b", b"2")?;
+/// db.compact_range(None, None)?;
+/// drop(db);
+/// let path = &shale::inspect::live_tables(dir.path())?[0].path;
+/// let summary = shale::inspect::table_summary(path)?;
+/// assert_eq!(summary.entries, 2);
+/// assert_eq!(summary.deletions, 0);
+/// assert_eq!((summary.smallest_sequence, summary.largest_sequence), (Some(1), Some(2)));
+/// # Ok(()) }
+/// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TableSummary {
     /// Entries, every version and deletion marker.
@@ -394,6 +549,21 @@ pub struct TableSummary {
 
 /// Reads every block of the table at `path` and sums it up; the first
 /// damage found is the error.
+///
+/// ```
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+/// db.put(b"a", b"1")?;
+/// db.put(b"b", b"2")?;
+/// db.compact_range(None, None)?;
+/// drop(db);
+/// let path = &shale::inspect::live_tables(dir.path())?[0].path;
+/// let summary = shale::inspect::table_summary(path)?;
+/// assert_eq!(summary.blocks, 1);
+/// assert!(summary.raw_block_bytes > 0);
+/// # Ok(()) }
+/// ```
 pub fn table_summary(path: &Path) -> Result<TableSummary> {
     let t = TableFile::open(path)?;
     let mut s = TableSummary::default();

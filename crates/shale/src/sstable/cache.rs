@@ -96,6 +96,11 @@ impl Cache {
     }
 
     /// The capacity in bytes.
+    ///
+    /// ```
+    /// let cache = shale::Cache::new(1 << 20);
+    /// assert_eq!(cache.capacity(), 1 << 20);
+    /// ```
     pub fn capacity(&self) -> usize {
         self.capacity
     }
@@ -125,16 +130,64 @@ impl Cache {
     }
 
     /// Bytes of blocks held now.
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let cache = shale::Cache::new(8 << 20);
+    /// let options = shale::Options { create_if_missing: true, block_cache: Some(cache.clone()), ..Default::default() };
+    /// let db = shale::Db::open(dir.path(), options)?;
+    /// // Uncompressed blocks of a memory-mapped table are read in place, not
+    /// // cached; this value compresses, so its block is cached.
+    /// db.put(b"k", &[b'x'; 4096])?;
+    /// db.compact_range(None, None)?;
+    /// db.get(b"k")?;
+    /// assert!(cache.usage() > 0);
+    /// assert!(cache.usage() <= cache.capacity());
+    /// # Ok(()) }
+    /// ```
     pub fn usage(&self) -> usize {
         self.blocks.weight() as usize
     }
 
     /// Blocks held now.
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let cache = shale::Cache::new(8 << 20);
+    /// let options = shale::Options { create_if_missing: true, block_cache: Some(cache.clone()), ..Default::default() };
+    /// let db = shale::Db::open(dir.path(), options)?;
+    /// // Uncompressed blocks of a memory-mapped table are read in place, not
+    /// // cached; this value compresses, so its block is cached.
+    /// db.put(b"k", &[b'x'; 4096])?;
+    /// db.compact_range(None, None)?;
+    /// assert_eq!(cache.len(), 0);
+    /// db.get(b"k")?;
+    /// assert_eq!(cache.len(), 1);
+    /// # Ok(()) }
+    /// ```
     pub fn len(&self) -> usize {
         self.blocks.len()
     }
 
     /// True when no block is held.
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let cache = shale::Cache::new(8 << 20);
+    /// let options = shale::Options { create_if_missing: true, block_cache: Some(cache.clone()), ..Default::default() };
+    /// let db = shale::Db::open(dir.path(), options)?;
+    /// // Uncompressed blocks of a memory-mapped table are read in place, not
+    /// // cached; this value compresses, so its block is cached.
+    /// db.put(b"k", &[b'x'; 4096])?;
+    /// db.compact_range(None, None)?;
+    /// assert!(cache.is_empty());
+    /// db.get(b"k")?;
+    /// assert!(!cache.is_empty());
+    /// # Ok(()) }
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.blocks.is_empty()
     }
