@@ -5,11 +5,14 @@
 //! A file system wrapper around `MemFs` fails the one directory sync that
 //! follows a rename of CURRENT, when armed.
 
+#[macro_use]
+mod forward_fs;
+
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use shale::env::{FileLock, FileSystem, MemFs, RandomAccessFile, SequentialFile, WritableFile};
+use shale::env::{FileSystem, MemFs};
 use shale::{Db, Options, WriteOptions};
 
 struct FailingFs {
@@ -21,48 +24,12 @@ struct FailingFs {
 }
 
 impl FileSystem for FailingFs {
-    fn new_sequential_file(&self, path: &Path) -> shale::Result<Box<dyn SequentialFile>> {
-        self.inner.new_sequential_file(path)
-    }
-    fn new_random_access_file(&self, path: &Path) -> shale::Result<Arc<dyn RandomAccessFile>> {
-        self.inner.new_random_access_file(path)
-    }
-    fn new_writable_file(&self, path: &Path) -> shale::Result<Box<dyn WritableFile>> {
-        self.inner.new_writable_file(path)
-    }
-    fn new_log_file(&self, path: &Path) -> shale::Result<Box<dyn WritableFile>> {
-        self.inner.new_log_file(path)
-    }
-    fn new_appendable_file(&self, path: &Path) -> shale::Result<Box<dyn WritableFile>> {
-        self.inner.new_appendable_file(path)
-    }
-    fn exists(&self, path: &Path) -> bool {
-        self.inner.exists(path)
-    }
-    fn children(&self, dir: &Path) -> shale::Result<Vec<String>> {
-        self.inner.children(dir)
-    }
-    fn remove_file(&self, path: &Path) -> shale::Result<()> {
-        self.inner.remove_file(path)
-    }
-    fn create_dir_all(&self, path: &Path) -> shale::Result<()> {
-        self.inner.create_dir_all(path)
-    }
-    fn remove_dir(&self, path: &Path) -> shale::Result<()> {
-        self.inner.remove_dir(path)
-    }
-    fn file_size(&self, path: &Path) -> shale::Result<u64> {
-        self.inner.file_size(path)
-    }
     fn rename(&self, from: &Path, to: &Path) -> shale::Result<()> {
         self.inner.rename(from, to)?;
         if to.ends_with("CURRENT") && self.armed.swap(false, Ordering::SeqCst) {
             self.fail_next_sync_dir.store(true, Ordering::SeqCst);
         }
         Ok(())
-    }
-    fn lock(&self, path: &Path) -> shale::Result<Box<dyn FileLock>> {
-        self.inner.lock(path)
     }
     fn sync_dir(&self, dir: &Path) -> shale::Result<()> {
         if self.fail_next_sync_dir.swap(false, Ordering::SeqCst) {
@@ -73,6 +40,20 @@ impl FileSystem for FailingFs {
         }
         self.inner.sync_dir(dir)
     }
+    forward_fs!(
+        new_sequential_file,
+        new_random_access_file,
+        new_writable_file,
+        new_log_file,
+        new_appendable_file,
+        exists,
+        children,
+        remove_file,
+        create_dir_all,
+        remove_dir,
+        file_size,
+        lock
+    );
 }
 
 fn setup() -> (Arc<FailingFs>, Options) {

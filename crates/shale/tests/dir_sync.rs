@@ -7,10 +7,13 @@
 //! directory syncs, renames and removals while a workload switches logs,
 //! flushes and compacts; the checks then read the record.
 
+#[macro_use]
+mod forward_fs;
+
 use std::path::Path;
 use std::sync::{Arc, Mutex};
 
-use shale::env::{FileLock, FileSystem, MemFs, RandomAccessFile, SequentialFile, WritableFile};
+use shale::env::{FileSystem, MemFs, WritableFile};
 use shale::{Db, Options, WriteOptions};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -75,12 +78,6 @@ impl WritableFile for RecordingFile {
 }
 
 impl FileSystem for RecordingFs {
-    fn new_sequential_file(&self, path: &Path) -> shale::Result<Box<dyn SequentialFile>> {
-        self.inner.new_sequential_file(path)
-    }
-    fn new_random_access_file(&self, path: &Path) -> shale::Result<Arc<dyn RandomAccessFile>> {
-        self.inner.new_random_access_file(path)
-    }
     fn new_writable_file(&self, path: &Path) -> shale::Result<Box<dyn WritableFile>> {
         let f = self.inner.new_writable_file(path)?;
         Ok(self.wrap(path, f))
@@ -93,39 +90,31 @@ impl FileSystem for RecordingFs {
         let f = self.inner.new_appendable_file(path)?;
         Ok(self.wrap(path, f))
     }
-    fn exists(&self, path: &Path) -> bool {
-        self.inner.exists(path)
-    }
-    fn children(&self, dir: &Path) -> shale::Result<Vec<String>> {
-        self.inner.children(dir)
-    }
     fn remove_file(&self, path: &Path) -> shale::Result<()> {
         self.inner.remove_file(path)?;
         self.record(Event::Remove(name(path)));
         Ok(())
-    }
-    fn create_dir_all(&self, path: &Path) -> shale::Result<()> {
-        self.inner.create_dir_all(path)
-    }
-    fn remove_dir(&self, path: &Path) -> shale::Result<()> {
-        self.inner.remove_dir(path)
-    }
-    fn file_size(&self, path: &Path) -> shale::Result<u64> {
-        self.inner.file_size(path)
     }
     fn rename(&self, from: &Path, to: &Path) -> shale::Result<()> {
         self.inner.rename(from, to)?;
         self.record(Event::Rename { to: name(to) });
         Ok(())
     }
-    fn lock(&self, path: &Path) -> shale::Result<Box<dyn FileLock>> {
-        self.inner.lock(path)
-    }
     fn sync_dir(&self, dir: &Path) -> shale::Result<()> {
         self.inner.sync_dir(dir)?;
         self.record(Event::SyncDir);
         Ok(())
     }
+    forward_fs!(
+        new_sequential_file,
+        new_random_access_file,
+        exists,
+        children,
+        create_dir_all,
+        remove_dir,
+        file_size,
+        lock
+    );
 }
 
 fn is_log(name: &str) -> bool {

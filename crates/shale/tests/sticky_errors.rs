@@ -6,6 +6,9 @@
 //! Each test body runs on its own thread under a deadline, so that a hang
 //! fails the test instead of blocking it.
 
+#[macro_use]
+mod forward_fs;
+
 use std::cmp::Ordering;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
@@ -13,7 +16,7 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use shale::env::{FileLock, FileSystem, MemFs, RandomAccessFile, SequentialFile, WritableFile};
+use shale::env::{FileSystem, MemFs, WritableFile};
 use shale::{BloomFilterPolicy, Comparator, Db, Error, FilterPolicy, Options, WriteOptions};
 
 /// Runs `body` on a thread; fails if it panics or takes longer than the deadline.
@@ -180,51 +183,27 @@ impl WritableFile for FailingLog {
 }
 
 impl FileSystem for FailingLogFs {
-    fn new_sequential_file(&self, path: &Path) -> shale::Result<Box<dyn SequentialFile>> {
-        self.inner.new_sequential_file(path)
-    }
-    fn new_random_access_file(&self, path: &Path) -> shale::Result<Arc<dyn RandomAccessFile>> {
-        self.inner.new_random_access_file(path)
-    }
-    fn new_writable_file(&self, path: &Path) -> shale::Result<Box<dyn WritableFile>> {
-        self.inner.new_writable_file(path)
-    }
     fn new_log_file(&self, path: &Path) -> shale::Result<Box<dyn WritableFile>> {
         Ok(Box::new(FailingLog {
             inner: self.inner.new_log_file(path)?,
             fail: self.fail.clone(),
         }))
     }
-    fn new_appendable_file(&self, path: &Path) -> shale::Result<Box<dyn WritableFile>> {
-        self.inner.new_appendable_file(path)
-    }
-    fn exists(&self, path: &Path) -> bool {
-        self.inner.exists(path)
-    }
-    fn children(&self, dir: &Path) -> shale::Result<Vec<String>> {
-        self.inner.children(dir)
-    }
-    fn remove_file(&self, path: &Path) -> shale::Result<()> {
-        self.inner.remove_file(path)
-    }
-    fn create_dir_all(&self, path: &Path) -> shale::Result<()> {
-        self.inner.create_dir_all(path)
-    }
-    fn remove_dir(&self, path: &Path) -> shale::Result<()> {
-        self.inner.remove_dir(path)
-    }
-    fn file_size(&self, path: &Path) -> shale::Result<u64> {
-        self.inner.file_size(path)
-    }
-    fn rename(&self, from: &Path, to: &Path) -> shale::Result<()> {
-        self.inner.rename(from, to)
-    }
-    fn lock(&self, path: &Path) -> shale::Result<Box<dyn FileLock>> {
-        self.inner.lock(path)
-    }
-    fn sync_dir(&self, dir: &Path) -> shale::Result<()> {
-        self.inner.sync_dir(dir)
-    }
+    forward_fs!(
+        new_sequential_file,
+        new_random_access_file,
+        new_writable_file,
+        new_appendable_file,
+        exists,
+        children,
+        remove_file,
+        create_dir_all,
+        remove_dir,
+        file_size,
+        rename,
+        lock,
+        sync_dir
+    );
 }
 
 #[test]
