@@ -3,12 +3,14 @@
 //! Rust iterators (`iter`), snapshots and read options (`snapshot`),
 //! properties and stats (`properties`), background flushes and the scheduling
 //! of compactions (`background`, `wakeup`), memtable-to-table (`builder`),
+//! bulk ingestion of sorted entries straight into tables (`ingest`),
 //! the info log (`info_log`) and `repair`.
 
 pub(crate) mod background;
 pub(crate) mod builder;
 pub(crate) mod core;
 pub(crate) mod info_log;
+pub(crate) mod ingest;
 pub(crate) mod iter;
 mod properties;
 pub(crate) mod read;
@@ -19,6 +21,7 @@ mod wakeup;
 pub(crate) mod write;
 
 pub use self::core::{destroy, Db};
+pub use self::ingest::{BulkLoader, IngestStats, IngestedTable};
 pub use self::iter::{Cursor, Iter};
 pub use self::properties::{LevelStats, Stats};
 pub use self::repair::repair;
