@@ -59,9 +59,8 @@ use crate::version::NUM_LEVELS;
 
 impl Db {
     /// Starts a bulk load: sorted entries written straight into table files,
-    /// installed all at once by [`BulkLoader::finish`], far faster than the
-    /// same entries put one at a time or in batches (no log, no memtable, no
-    /// compaction of the new data).
+    /// installed all at once by [`BulkLoader::finish`]: no log, no memtable,
+    /// and no compaction to move them down the levels, as writes need.
     ///
     /// Keys must come in strictly increasing order under the database's
     /// comparator. The loaded entries shadow older values of the same keys,
