@@ -256,8 +256,9 @@ impl<'a> BulkLoader<'a> {
     /// Adds an entry. `key` must sort after the key added before it (under
     /// the database's comparator), and the key and value must be no longer
     /// than [`put`](Db::put) accepts; otherwise the entry is refused with
-    /// [`Error::InvalidArgument`] and the loader stays as it was. An I/O
-    /// error writing a table fails this call and every later one.
+    /// [`Error::InvalidArgument`] and the loader stays as it was. A failure
+    /// to write a table (an I/O error, or an entry too large for a table)
+    /// fails this call and every later one.
     ///
     /// ```
     /// # fn main() -> shale::Result<()> {
