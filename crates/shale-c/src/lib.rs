@@ -587,26 +587,16 @@ pub unsafe extern "C" fn leveldb_iter_seek(
 
 #[no_mangle]
 pub unsafe extern "C" fn leveldb_iter_next(iter: *mut leveldb_iterator_t) {
-    // SAFETY: NULL or a live iterator (c.h's contract).
-    unsafe {
-        with_cursor("leveldb_iter_next", iter, |c| {
-            if c.valid() {
-                c.next()
-            }
-        })
-    }
+    // SAFETY: NULL or a live iterator (c.h's contract). `Cursor::next` does
+    // nothing on a cursor that is not valid.
+    unsafe { with_cursor("leveldb_iter_next", iter, Cursor::next) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn leveldb_iter_prev(iter: *mut leveldb_iterator_t) {
-    // SAFETY: NULL or a live iterator (c.h's contract).
-    unsafe {
-        with_cursor("leveldb_iter_prev", iter, |c| {
-            if c.valid() {
-                c.prev()
-            }
-        })
-    }
+    // SAFETY: NULL or a live iterator (c.h's contract). `Cursor::prev` does
+    // nothing on a cursor that is not valid.
+    unsafe { with_cursor("leveldb_iter_prev", iter, Cursor::prev) }
 }
 
 /// The pointer and length of the key or value at the iterator (NULL and 0
