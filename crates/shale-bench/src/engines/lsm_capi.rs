@@ -91,6 +91,7 @@ pub(super) struct LsmCApi<T: LsmTypes> {
 /// # Safety
 /// `err` must be null or a message allocated by the library `free` belongs
 /// to.
+#[inline]
 pub(super) unsafe fn check(
     free: unsafe extern "C" fn(*mut c_void),
     err: *mut c_char,
@@ -98,11 +99,22 @@ pub(super) unsafe fn check(
     if err.is_null() {
         return Ok(());
     }
+    // SAFETY: as the caller guarantees.
+    Err(unsafe { take_error(free, err) })
+}
+
+/// `check`'s error path: the message, freed.
+///
+/// # Safety
+/// As for [`check`], and `err` is not null.
+#[cold]
+#[inline(never)]
+unsafe fn take_error(free: unsafe extern "C" fn(*mut c_void), err: *mut c_char) -> Error {
     // SAFETY: the library's error messages are NUL-terminated and malloc'ed.
     let msg = unsafe { util::string_from(err) };
     // SAFETY: allocated by the library, freed once.
     unsafe { free(err.cast()) };
-    Err(Error::new(msg))
+    Error::new(msg)
 }
 
 /// An open database with the read options and the two write options
