@@ -13,6 +13,11 @@
 //!   `leveldb_free`.
 //! - Bools are `uint8_t`, non-zero meaning true.
 //!
+//! A thread that has called `leveldb_get` keeps the buffer values are read
+//! into before their `malloc`'d copy is made, for its next call (one
+//! allocation per lookup, the copy); a buffer over 64 KiB is freed after
+//! the call.
+//!
 //! Beyond the header's contract (which says every pointer is non-NULL),
 //! NULL handles are tolerated: a call on a NULL handle does nothing, or
 //! reports `Invalid argument` through `errptr`. A Rust panic never unwinds
