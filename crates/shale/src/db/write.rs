@@ -264,11 +264,15 @@ impl DbInner {
         drop(st);
 
         let concurrent = self.options.concurrent_memtable_writes;
-        let built = build_record(batch, members, first, size, concurrent);
-        let (record, own) = match built {
-            Ok(r) => r,
-            Err(e) => return self.fail_group(e),
-        };
+        let mut record = batch;
+        let mut own = None;
+        if !members.is_empty() {
+            match add_members(&mut record, members, first, size, concurrent) {
+                Ok(o) => own = o,
+                Err(e) => return self.fail_group(e),
+            }
+        }
+        record.set_sequence(first);
         if let Err(e) = self.write_log(&record, sync, log_number) {
             // A failed append or sync leaves the log in an unknown state (a
             // torn record, data the kernel may have dropped): later writes
@@ -328,7 +332,7 @@ impl DbInner {
 
     /// Inserts a group's batches into `mem` concurrently (concurrent memtable
     /// writes): tells each member to insert its own (stamped with its
-    /// sequence numbers by [`build_record`]), inserts the leader's `own`,
+    /// sequence numbers by [`add_members`]), inserts the leader's `own`,
     /// and returns once every insert has finished, with the first failure.
     /// A panic in the leader's own insert is caught here, so that the
     /// leader never leaves while members still insert.
@@ -440,6 +444,9 @@ impl DbInner {
             self.work_done_cv.notify_all();
         }
         drop(st);
+        if members.is_empty() {
+            return result;
+        }
         for member in members {
             *member.done.lock() = Some(match &result {
                 Ok(()) => Ok(()),
@@ -557,34 +564,32 @@ fn take_group(
     (count, size)
 }
 
-/// The group's log record, stamped with its first sequence number `first`:
-/// the leader's `batch` followed by the members' (`size` bytes in all).
+/// Makes the leader's batch `record` the group's log record: appends the
+/// members' batches (`size` bytes in all, the leader's included); the caller
+/// stamps it with the group's first sequence number `first`.
 ///
-/// With concurrent memtable writes and members, the leader's batch comes
-/// back apart (stamped with `first`) for the leader to insert, and each
-/// member's batch stays in its slot, stamped with its own first sequence
-/// number, for the member to insert. Otherwise the members' batches are
-/// moved into the record, which the leader inserts whole.
-fn build_record(
-    batch: WriteBatch,
+/// With concurrent memtable writes, returns the leader's own batch apart
+/// (stamped with `first`) for the leader to insert, and leaves each member's
+/// batch in its slot, stamped with its own first sequence number, for the
+/// member to insert. Otherwise the members' batches are moved into the
+/// record, which the leader inserts whole, and `None` is returned.
+fn add_members(
+    record: &mut WriteBatch,
     members: &[Arc<Writer>],
     first: SequenceNumber,
     size: usize,
     concurrent: bool,
-) -> Result<(WriteBatch, Option<WriteBatch>)> {
-    if !concurrent || members.is_empty() {
-        let mut record = batch;
+) -> Result<Option<WriteBatch>> {
+    if !concurrent {
         for m in members {
             if let Some(b) = m.batch.lock().take() {
                 record.append(&b)?;
             }
         }
-        record.set_sequence(first);
-        return Ok((record, None));
+        return Ok(None);
     }
-    let mut record = WriteBatch::with_capacity(size);
-    record.append(&batch)?;
-    let mut own = batch;
+    let mut own = std::mem::replace(record, WriteBatch::with_capacity(size));
+    record.append(&own)?;
     own.set_sequence(first);
     let mut next = first + u64::from(own.count());
     for m in members {
@@ -594,8 +599,7 @@ fn build_record(
             record.append(b)?;
         }
     }
-    record.set_sequence(first);
-    Ok((record, Some(own)))
+    Ok(Some(own))
 }
 
 /// Wakes the groups waiting to publish whose turn has come (the group
