@@ -10,6 +10,8 @@
 //! current `SuperVersion` (memtable, immutable memtable, version) through an
 //! `ArcSwap`, and the visible sequence number from an atomic. Both are
 //! published under the mutex after the data they describe is in place.
+//! Writers queued behind a leader wait on signals of their own
+//! (`handoff.rs`), not on the mutex.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};

@@ -309,8 +309,10 @@ impl DbInner {
         (st, Err(e))
     }
 
-    /// Appends the group's record to the current log (number `log_number`),
-    /// syncing it first when `sync` asks.
+    /// Appends the group's record to the current log (number `log_number`).
+    /// With `sync`, the log's directory entry and the log it replaced (the
+    /// writes before it) are made durable first, and the log after the
+    /// append.
     fn write_log(&self, record: &WriteBatch, sync: bool, log_number: u64) -> Result<()> {
         if sync {
             // A synchronous write is durable only once the log's directory
