@@ -24,7 +24,7 @@
 //!
 //! `crash_points_sample` (in `cargo test`) checks about 450 crash points of
 //! three workloads. The long version checks every crash point of five
-//! workloads, one per option set (about 50,000), and prints the count:
+//! workloads, one per option set (about 45,000), and prints the count:
 //!
 //! ```text
 //! cargo test -p shale --release --test crash_points -- --ignored --nocapture
