@@ -151,6 +151,8 @@ pub struct EngineConfig {
     pub lmdb_map_size: u64,
     /// RocksDB: read tables through memory maps.
     pub mmap_read: bool,
+    /// Shale: writers insert into the memtable in parallel.
+    pub concurrent_memtable_writes: bool,
 }
 
 impl EngineConfig {
@@ -171,6 +173,7 @@ impl EngineConfig {
             sync_writes: false,
             wt_log: flags.wt_log,
             mmap_read: flags.mmap_read,
+            concurrent_memtable_writes: flags.concurrent_memtable_writes,
             kyoto_zcomp: flags.kyoto_zcomp.clone(),
             lmdb_map_size: flags.lmdb_map_size,
         }

@@ -93,6 +93,10 @@ pub struct Flags {
     /// RocksDB: read tables through memory maps (`allow_mmap_reads`), as
     /// LevelDB and Shale do.
     pub mmap_read: bool,
+    /// Shale: the writers of a write group insert into the memtable in
+    /// parallel (`Options::concurrent_memtable_writes`, RocksDB db_bench's
+    /// `--allow_concurrent_memtable_write`).
+    pub concurrent_memtable_writes: bool,
 }
 
 impl Default for Flags {
@@ -134,6 +138,7 @@ impl Default for Flags {
             pause_ms: 0,
             duration: 0,
             mmap_read: true,
+            concurrent_memtable_writes: false,
         }
     }
 }
@@ -314,6 +319,7 @@ where
             "pause_ms" => f.pause_ms = int_in(arg, value, 0, 86_400_000)? as u64,
             "duration" => f.duration = int_in(arg, value, 0, 86_400 * 365)? as u64,
             "mmap_read" => f.mmap_read = boolean(arg, value)?,
+            "concurrent_memtable_writes" => f.concurrent_memtable_writes = boolean(arg, value)?,
             _ => return Err(FlagError::Invalid(format!("unknown flag '{arg}'"))),
         }
     }
@@ -401,6 +407,10 @@ pub fn usage() -> String {
             "0 (seconds; each benchmark stops after this long; 0: no cap)".into(),
         ),
         ("mmap_read", "1 (rocksdb: allow_mmap_reads)".into()),
+        (
+            "concurrent_memtable_writes",
+            "0 (shale: writers insert into the memtable in parallel, as RocksDB's --allow_concurrent_memtable_write)".into(),
+        ),
     ];
     for (name, default) in ours {
         s.push_str(&format!("  --{name}=  (default {default})\n"));

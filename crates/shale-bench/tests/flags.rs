@@ -40,6 +40,7 @@ fn defaults_are_db_bench_defaults() {
     assert_eq!(f.seed, 1000);
     assert_eq!(f.db_path(), PathBuf::from("/tmp/dbbench-shale"));
     assert!(!f.sync);
+    assert!(!f.concurrent_memtable_writes);
     assert_eq!((f.iterations, f.iter_ops, f.pause_ms), (200, 50_000, 0));
 }
 
@@ -80,6 +81,7 @@ fn every_flag_is_accepted() {
         "--iterations=20",
         "--iter_ops=5000",
         "--pause_ms=250",
+        "--concurrent_memtable_writes=1",
     ]);
     assert_eq!(f.benchmarks, ["fillseq", "readrandom"]);
     assert_eq!(
@@ -110,6 +112,7 @@ fn every_flag_is_accepted() {
     assert_eq!(f.lmdb_map_size, 1 << 30);
     assert!(f.sync);
     assert_eq!((f.iterations, f.iter_ops, f.pause_ms), (20, 5000, 250));
+    assert!(f.concurrent_memtable_writes);
 }
 
 #[test]
@@ -151,6 +154,7 @@ fn bad_values_are_errors() {
         "--duration=-1",
         "--duration=1.5",
         "--mmap_read=2",
+        "--concurrent_memtable_writes=2",
         "--num=3000000000",
         "--num=10x",
         "--threads=0",

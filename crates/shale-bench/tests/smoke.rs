@@ -412,6 +412,26 @@ fn print_settings_lists_the_engine_configuration() {
 }
 
 #[test]
+fn the_header_shows_whether_shale_inserts_into_the_memtable_concurrently() {
+    if !available_engines().contains(&EngineKind::Shale) {
+        eprintln!("shale is not in this build; skipping");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (flag, shown) in [(None, "false"), (Some("1"), "true"), (Some("0"), "false")] {
+        let mut args = vec![
+            "--engine=shale".to_string(),
+            "--print_settings=1".to_string(),
+            format!("--db={}", dir.path().join("db").display()),
+        ];
+        args.extend(flag.map(|v| format!("--concurrent_memtable_writes={v}")));
+        let stdout = run_ok(&args);
+        let line = format!("Setting:    shale.concurrent_memtable_writes = {shown}");
+        assert!(stdout.contains(&line), "{args:?}:\n{stdout}");
+    }
+}
+
+#[test]
 fn foreign_directories_are_not_deleted() {
     let Some(kind) = some_engine() else {
         return;

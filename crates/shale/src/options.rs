@@ -52,6 +52,15 @@ pub struct Options {
     pub reuse_logs: bool,
     /// A filter (e.g. bloom) stored in each table to skip reads of absent keys. Default: none.
     pub filter_policy: Option<Arc<dyn FilterPolicy>>,
+    /// Let writes insert into the memtable in parallel (RocksDB's
+    /// `allow_concurrent_memtable_write`, with its `enable_pipelined_write`):
+    /// each writer of a write group inserts its own batch once the group is
+    /// in the log, and the next group may be logged while the previous one
+    /// inserts. Writes stay atomic and in sequence order: a group becomes
+    /// visible to reads only once it and every group before it are wholly in
+    /// the memtable. Off, the group's leader inserts every batch of the group
+    /// itself, and the next group waits for that. Default: false.
+    pub concurrent_memtable_writes: bool,
 }
 
 impl Default for Options {
@@ -71,6 +80,7 @@ impl Default for Options {
             compression: CompressionType::Snappy,
             reuse_logs: false,
             filter_policy: None,
+            concurrent_memtable_writes: false,
         }
     }
 }
@@ -92,6 +102,10 @@ impl std::fmt::Debug for Options {
             .field(
                 "filter_policy",
                 &self.filter_policy.as_ref().map(|p| p.name().to_string()),
+            )
+            .field(
+                "concurrent_memtable_writes",
+                &self.concurrent_memtable_writes,
             )
             .finish()
     }

@@ -1,19 +1,35 @@
 //! Many threads writing and reading one database at once lose nothing and
-//! see consistent snapshots.
+//! see consistent snapshots. Each test runs with the leader of a write group
+//! inserting the whole group (the default) and with
+//! `concurrent_memtable_writes`, where the members insert their own batches
+//! and groups insert while later ones are logged.
 
 mod support;
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
 use shale::{Db, Options, ReadOptions, WriteBatch, WriteOptions};
 
 #[test]
 fn concurrent_writers_and_readers() {
+    writers_and_readers(false);
+}
+
+#[test]
+fn concurrent_writers_and_readers_with_concurrent_memtable_writes() {
+    writers_and_readers(true);
+}
+
+fn writers_and_readers(concurrent_memtable_writes: bool) {
     let dir = tempfile::tempdir().unwrap();
     let opts = Options {
         create_if_missing: true,
         write_buffer_size: 256 << 10,
+        concurrent_memtable_writes,
         ..Default::default()
     };
     let db = Arc::new(Db::open(dir.path(), opts.clone()).unwrap());
@@ -152,6 +168,15 @@ fn check_prefixes(view: &[(Vec<usize>, Option<usize>)], what: &str) {
 /// compactions.
 #[test]
 fn views_stay_consistent_while_compactions_run() {
+    views_while_compactions_run(false);
+}
+
+#[test]
+fn views_stay_consistent_while_compactions_run_with_concurrent_memtable_writes() {
+    views_while_compactions_run(true);
+}
+
+fn views_while_compactions_run(concurrent_memtable_writes: bool) {
     const WRITERS: usize = 3;
     const PER_WRITER: usize = 3000;
     let dir = support::scratch_dir();
@@ -160,6 +185,7 @@ fn views_stay_consistent_while_compactions_run() {
         write_buffer_size: 64 << 10,
         max_file_size: 1 << 20,
         block_size: 1024,
+        concurrent_memtable_writes,
         ..Default::default()
     };
     let db = Arc::new(Db::open(dir.path(), opts.clone()).unwrap());
@@ -274,4 +300,217 @@ fn views_stay_consistent_while_compactions_run() {
         deeper > 0,
         "no compaction ran; the test did not exercise them"
     );
+}
+
+/// Writers of the batch test.
+const BATCH_WRITERS: usize = 8;
+/// Batches per writer.
+const BATCHES: usize = 600;
+/// Keys of its own each batch writes (every batch of a writer writes all of them).
+const OWN_KEYS: usize = 4;
+/// Keys all writers share; each batch writes two of them.
+const SHARED_KEYS: usize = 16;
+
+/// The marker of batch `i` of writer `w`: the value of every key it writes.
+fn marker(w: usize, i: usize) -> Vec<u8> {
+    format!("{w}:{i:06}").into_bytes()
+}
+
+fn parse_marker(v: &[u8]) -> (usize, usize) {
+    let s = std::str::from_utf8(v).unwrap();
+    let (w, i) = s.split_once(':').unwrap();
+    (w.parse().unwrap(), i.parse().unwrap())
+}
+
+fn own_key(w: usize, k: usize) -> Vec<u8> {
+    format!("own{w}-{k}").into_bytes()
+}
+
+fn shared_key(x: usize) -> Vec<u8> {
+    format!("shared{x:02}").into_bytes()
+}
+
+/// The shared keys batch `i` of writer `w` writes (the same in the writer
+/// and in the final check).
+fn shared_of(w: usize, i: usize) -> [usize; 2] {
+    let mut rng = StdRng::seed_from_u64((w * 1_000_003 + i) as u64);
+    [rng.gen_range(0..SHARED_KEYS), rng.gen_range(0..SHARED_KEYS)]
+}
+
+/// In one snapshot: the batch of each writer its own keys show (all the
+/// same marker, or none yet), checked against a scan of the same snapshot,
+/// in which a shared key holding batch `i` of writer `w` implies that `w`'s
+/// own keys show batch `i` or later.
+fn check_snapshot(db: &Db, reader: usize) -> Vec<Option<usize>> {
+    let snap = db.snapshot();
+    let at = ReadOptions {
+        snapshot: Some(&snap),
+        ..Default::default()
+    };
+    let mut shown = Vec::with_capacity(BATCH_WRITERS);
+    for w in 0..BATCH_WRITERS {
+        let values: Vec<Option<Vec<u8>>> = (0..OWN_KEYS)
+            .map(|k| db.get_with(&at, &own_key(w, k)).unwrap())
+            .collect();
+        assert!(
+            values.iter().all(|v| *v == values[0]),
+            "reader {reader}: writer {w}'s batch is visible in part: {values:?}"
+        );
+        shown.push(values[0].as_deref().map(|v| {
+            let (mw, i) = parse_marker(v);
+            assert_eq!(
+                mw, w,
+                "reader {reader}: writer {w}'s key holds {mw}'s marker"
+            );
+            i
+        }));
+    }
+    let scan = support::contents(db, &at).unwrap();
+    let mut scanned: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+    for (k, v) in &scan {
+        let (w, i) = parse_marker(v);
+        if k.starts_with(b"own") {
+            scanned.entry(w).or_default().push(i);
+        } else {
+            assert!(
+                shown[w].is_some_and(|own| own >= i),
+                "reader {reader}: {} holds batch {i} of writer {w}, whose own keys show {:?}",
+                String::from_utf8_lossy(k),
+                shown[w]
+            );
+        }
+    }
+    for (w, s) in shown.iter().enumerate() {
+        let expected = s.map_or(Vec::new(), |i| vec![i; OWN_KEYS]);
+        assert_eq!(
+            scanned.remove(&w).unwrap_or_default(),
+            expected,
+            "reader {reader}: a scan and gets of one snapshot differ for writer {w}"
+        );
+    }
+    shown
+}
+
+/// Many writers of multi-key batches, each marked with its writer and
+/// index, with readers checking every snapshot: no batch is ever visible in
+/// part, a writer's batches become visible in its order (what a reader sees
+/// of a writer never goes back), a writer reads its write as soon as it
+/// returns, and the last write to a key wins (each shared key ends with the
+/// last batch of some writer that wrote it). Memtables switch and flush
+/// meanwhile (a 64 KB write buffer), and some writes are synchronous.
+fn batches_stay_whole_and_in_order(concurrent_memtable_writes: bool) {
+    let dir = support::scratch_dir();
+    let opts = Options {
+        create_if_missing: true,
+        write_buffer_size: 64 << 10,
+        concurrent_memtable_writes,
+        ..Default::default()
+    };
+    let db = Arc::new(Db::open(dir.path(), opts).unwrap());
+    let done = Arc::new(AtomicBool::new(false));
+
+    let readers: Vec<_> = (0..2)
+        .map(|r| {
+            let db = db.clone();
+            let done = done.clone();
+            std::thread::spawn(move || {
+                let mut last = vec![None; BATCH_WRITERS];
+                let mut rounds = 0;
+                while !done.load(Ordering::Acquire) || rounds < 2 {
+                    let shown = check_snapshot(&db, r);
+                    for (w, (now, before)) in shown.iter().zip(&last).enumerate() {
+                        assert!(
+                            now >= before,
+                            "reader {r}: writer {w} went back from batch {before:?} to {now:?}"
+                        );
+                    }
+                    last = shown;
+                    rounds += 1;
+                }
+                rounds
+            })
+        })
+        .collect();
+
+    let writers: Vec<_> = (0..BATCH_WRITERS)
+        .map(|w| {
+            let db = db.clone();
+            std::thread::spawn(move || {
+                for i in 0..BATCHES {
+                    let m = marker(w, i);
+                    let mut b = WriteBatch::new();
+                    for k in 0..OWN_KEYS {
+                        b.put(&own_key(w, k), &m).unwrap();
+                    }
+                    for x in shared_of(w, i) {
+                        b.put(&shared_key(x), &m).unwrap();
+                    }
+                    let sync = i % 97 == 0;
+                    db.write(&WriteOptions { sync }, &b).unwrap();
+                    assert_eq!(
+                        db.get(&own_key(w, OWN_KEYS - 1)).unwrap(),
+                        Some(m),
+                        "writer {w} does not read its write {i}"
+                    );
+                }
+            })
+        })
+        .collect();
+    for w in writers {
+        w.join().unwrap();
+    }
+    done.store(true, Ordering::Release);
+    for r in readers {
+        assert!(r.join().unwrap() >= 2);
+    }
+
+    let shown = check_snapshot(&db, usize::MAX);
+    assert!(
+        shown.iter().all(|s| *s == Some(BATCHES - 1)),
+        "writers' last batches missing: {shown:?}"
+    );
+    // For each shared key, the last batch of each writer that wrote it.
+    let mut last_writes: BTreeMap<usize, BTreeMap<usize, usize>> = BTreeMap::new();
+    for w in 0..BATCH_WRITERS {
+        for i in 0..BATCHES {
+            for x in shared_of(w, i) {
+                last_writes.entry(x).or_default().insert(w, i);
+            }
+        }
+    }
+    for (x, lasts) in last_writes {
+        let got = db
+            .get(&shared_key(x))
+            .unwrap()
+            .expect("a shared key written");
+        let (w, i) = parse_marker(&got);
+        assert_eq!(
+            lasts.get(&w),
+            Some(&i),
+            "shared key {x} ends with batch {i} of writer {w}, not that writer's last write to it"
+        );
+    }
+    // Memtables were switched and flushed while the writers ran.
+    let tables: usize = (0..7)
+        .map(|l| {
+            db.property(&format!("leveldb.num-files-at-level{l}"))
+                .unwrap()
+                .parse::<usize>()
+                .unwrap()
+        })
+        .sum();
+    assert!(
+        tables > 0,
+        "no memtable was flushed; the test did not exercise switches"
+    );
+}
+
+#[test]
+fn batches_stay_whole_and_in_order_with_many_writers() {
+    batches_stay_whole_and_in_order(false);
+}
+
+#[test]
+fn batches_stay_whole_and_in_order_with_many_writers_and_concurrent_memtable_writes() {
+    batches_stay_whole_and_in_order(true);
 }

@@ -22,9 +22,9 @@
 //! operation k (it and every later operation fail), which leaves the same
 //! image and also tests the engine on a dead machine.
 //!
-//! `crash_points_sample` (in `cargo test`) checks about 300 crash points of
-//! two workloads. The long version checks every crash point of four
-//! workloads, one per option set (about 40,000), and prints the count:
+//! `crash_points_sample` (in `cargo test`) checks about 450 crash points of
+//! three workloads. The long version checks every crash point of five
+//! workloads, one per option set (about 45,000), and prints the count:
 //!
 //! ```text
 //! cargo test -p shale --release --test crash_points -- --ignored --nocapture
@@ -319,12 +319,16 @@ fn spread(n: u64, count: u64) -> BTreeMap<u64, Cut> {
         .collect()
 }
 
-/// Checks about 300 crash points of two workloads: from each, the point
+/// Checks about 450 crash points of three workloads: from each, the point
 /// after its end, 140 points captured from one run and 8 runs that die.
 fn sample(dirsync: bool) {
     let mut failures = Vec::new();
     let mut checked = 0;
-    for (config, seed) in [("default", 1), ("reuse-logs", 2)] {
+    for (config, seed) in [
+        ("default", 1),
+        ("reuse-logs", 2),
+        ("concurrent-memtable", 3),
+    ] {
         let workload = Workload::new(config, seed, dirsync);
         let (n, end) = count_operations(&workload);
         failures.extend(end);
@@ -374,7 +378,7 @@ fn crash_points_sample_synchronous_directories() {
     }
 }
 
-/// Every crash point of four workloads, one per option set.
+/// Every crash point of five workloads, one per option set.
 fn all(dirsync: bool) {
     // Images kept at once (each holds the files that changed since the
     // last sync).
@@ -399,13 +403,13 @@ fn all(dirsync: bool) {
 }
 
 #[test]
-#[ignore = "long: every crash point of four workloads; see the file header"]
+#[ignore = "long: every crash point of five workloads; see the file header"]
 fn crash_points_all() {
     all(false);
 }
 
 #[test]
-#[ignore = "long: every crash point of four workloads; see the file header"]
+#[ignore = "long: every crash point of five workloads; see the file header"]
 fn crash_points_all_synchronous_directories() {
     all(true);
 }

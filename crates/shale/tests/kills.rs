@@ -7,7 +7,8 @@
 //! variable `SHALE_KILL_CHILD_DIR` set). The child opens a database on the
 //! real file system (`PosixFs`) and writes a deterministic history: write
 //! `i` (a put, a delete or a batch, one in 50 synchronous; its values name
-//! `i`) is a function of the seed and `i`. After each write returns it
+//! `i`) is a function of the seed and `i` (every other child writes with
+//! `concurrent_memtable_writes`). After each write returns it
 //! prints `ack i` and flushes. The parent kills it (`Child::kill`, SIGKILL)
 //! either 0-3 ms after it starts opening the database (so during open and
 //! recovery) or a random number of acknowledged writes in (during writes,
@@ -48,6 +49,7 @@ const CHILD_DIR_ENV: &str = "SHALE_KILL_CHILD_DIR";
 const CHILD_SEED_ENV: &str = "SHALE_KILL_CHILD_SEED";
 const CHILD_START_ENV: &str = "SHALE_KILL_CHILD_START";
 const CHILD_REUSE_ENV: &str = "SHALE_KILL_CHILD_REUSE_LOGS";
+const CHILD_CONCURRENT_ENV: &str = "SHALE_KILL_CHILD_CONCURRENT_MEMTABLE_WRITES";
 const SEED_ENV: &str = "SHALE_KILL_SEED";
 /// The test whose body the child runs.
 const CHILD_TEST: &str = "kills_sample";
@@ -73,12 +75,13 @@ fn history(seed: u64, i: u64) -> (Write, bool) {
     (write, i.is_multiple_of(50))
 }
 
-fn options(reuse_logs: bool) -> Options {
+fn options(reuse_logs: bool, concurrent_memtable_writes: bool) -> Options {
     Options {
         create_if_missing: true,
         write_buffer_size: 64 << 10,
         max_file_size: 1 << 20,
         reuse_logs,
+        concurrent_memtable_writes,
         ..Default::default()
     }
 }
@@ -94,13 +97,14 @@ fn child(dir: &Path) -> ! {
     let seed = env_u64(CHILD_SEED_ENV);
     let start = env_u64(CHILD_START_ENV);
     let reuse_logs = env_u64(CHILD_REUSE_ENV) == 1;
+    let concurrent = env_u64(CHILD_CONCURRENT_ENV) == 1;
     let mut out = std::io::stdout().lock();
     let mut say = |line: String| {
         writeln!(out, "{line}").unwrap();
         out.flush().unwrap();
     };
     say("opening".to_string());
-    let db = match Db::open(dir, options(reuse_logs)) {
+    let db = match Db::open(dir, options(reuse_logs, concurrent)) {
         Ok(db) => db,
         Err(e) => {
             say(format!("error: open: {e}"));
@@ -142,13 +146,20 @@ struct Killed {
 }
 
 /// Runs a child on `dir` from write `start` and kills it at `at`.
-fn run_child(dir: &Path, seed: u64, start: u64, reuse_logs: bool, at: KillAt) -> Killed {
+fn run_child(
+    dir: &Path,
+    seed: u64,
+    start: u64,
+    (reuse_logs, concurrent): (bool, bool),
+    at: KillAt,
+) -> Killed {
     let mut child: Child = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", CHILD_TEST, "--nocapture", "--test-threads=1"])
         .env(CHILD_DIR_ENV, dir)
         .env(CHILD_SEED_ENV, seed.to_string())
         .env(CHILD_START_ENV, start.to_string())
         .env(CHILD_REUSE_ENV, u64::from(reuse_logs).to_string())
+        .env(CHILD_CONCURRENT_ENV, u64::from(concurrent).to_string())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -242,18 +253,20 @@ fn kill_rounds(rounds: u32, default_seed: u64) {
             KillAt::Acked(rng.gen_range(0..1500), rng.gen_range(0..2000))
         };
         let reuse_logs = rng.gen_ratio(1, 3);
-        let killed = run_child(&dir, seed, start, reuse_logs, at);
+        // Every other child with concurrent memtable writes.
+        let concurrent = round % 2 == 1;
+        let killed = run_child(&dir, seed, start, (reuse_logs, concurrent), at);
 
         let context = format!(
             "seed {seed} ({SEED_ENV}={seed} reruns), round {round}: a child started at write \
-             {start} (reuse_logs {reuse_logs}), was killed at {at:?} having acknowledged writes \
+             {start} (reuse_logs {reuse_logs}, concurrent_memtable_writes {concurrent}), was killed at {at:?} having acknowledged writes \
              up to {}; {}",
             killed.acked, killed.output
         );
         // Check a copy, so that the next child recovers from the kill itself.
         let check = tmp.path().join(format!("check{round}"));
         copy_dir(&dir, &check);
-        let db = Db::open(&check, options(false))
+        let db = Db::open(&check, options(false, false))
             .unwrap_or_else(|e| panic!("{context}\nthe database does not open: {e}"));
         let found = contents(&db).unwrap_or_else(|e| panic!("{context}\nreading: {e}"));
         drop(db);

@@ -5,9 +5,9 @@
 //! vary every option axis (write buffer, table and block sizes at their
 //! real minimums and above, restart interval, compression, filter, block
 //! cache none / tiny / small, `paranoid_checks`, `reuse_logs`,
-//! `max_open_files`). Every read is checked against the model as it
-//! happens, and the reads' observations of all option sets must be
-//! identical.
+//! `max_open_files`, `concurrent_memtable_writes`). Every read is checked
+//! against the model as it happens, and the reads' observations of all
+//! option sets must be identical.
 //!
 //! A crash-reopen copies the files as they are (everything the engine has
 //! handed to the file system, as after a process crash) to a new `MemFs`,
@@ -164,6 +164,7 @@ fn random_options(rng: &mut StdRng, fs: &MemFs) -> Options {
         paranoid_checks: rng.gen(),
         reuse_logs: rng.gen(),
         max_open_files: [74, 1000][rng.gen_range(0..2)],
+        concurrent_memtable_writes: rng.gen(),
         ..Default::default()
     }
 }

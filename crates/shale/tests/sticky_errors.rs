@@ -4,7 +4,10 @@
 //! go on.
 //!
 //! Each test body runs on its own thread under a deadline, so that a hang
-//! fails the test instead of blocking it.
+//! fails the test instead of blocking it, once with the default write path
+//! and once with `concurrent_memtable_writes`. (A panic in a member's
+//! insert, and in a group that a later group waits for, are tested in
+//! `db/write/tests.rs`, which can hold a leader at its log append.)
 
 #[macro_use]
 mod forward_fs;
@@ -68,10 +71,11 @@ impl FilterPolicy for PanickyFilter {
     }
 }
 
-fn mem_options() -> Options {
+fn mem_options(concurrent_memtable_writes: bool) -> Options {
     Options {
         fs: Arc::new(MemFs::new()),
         create_if_missing: true,
+        concurrent_memtable_writes,
         ..Default::default()
     }
 }
@@ -108,46 +112,50 @@ fn writes_fail_naming(db: &Arc<Db>, cause: &str) {
 
 #[test]
 fn a_panic_in_a_write_fails_it_and_later_writes_without_hanging() {
-    within_deadline(|| {
-        let options = Options {
-            comparator: Arc::new(PanickyComparator),
-            ..mem_options()
-        };
-        let db = Arc::new(Db::open(Path::new("/db"), options).unwrap());
-        db.put(b"a", b"1").unwrap();
-        db.put(b"c", b"3").unwrap();
-        let poisoned =
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| db.put(POISON, b"2")))
-                .expect("the panic reached the caller");
-        match poisoned {
-            Err(Error::Background(msg)) => assert!(msg.contains("poison"), "{msg}"),
-            other => panic!("the poisoned write gave {other:?}"),
-        }
-        writes_fail_naming(&db, "poison");
-        assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
-        assert_eq!(db.get(b"c").unwrap().as_deref(), Some(&b"3"[..]));
-    });
+    for concurrent in [false, true] {
+        within_deadline(move || {
+            let options = Options {
+                comparator: Arc::new(PanickyComparator),
+                ..mem_options(concurrent)
+            };
+            let db = Arc::new(Db::open(Path::new("/db"), options).unwrap());
+            db.put(b"a", b"1").unwrap();
+            db.put(b"c", b"3").unwrap();
+            let poisoned =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| db.put(POISON, b"2")))
+                    .expect("the panic reached the caller");
+            match poisoned {
+                Err(Error::Background(msg)) => assert!(msg.contains("poison"), "{msg}"),
+                other => panic!("the poisoned write gave {other:?}"),
+            }
+            writes_fail_naming(&db, "poison");
+            assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+            assert_eq!(db.get(b"c").unwrap().as_deref(), Some(&b"3"[..]));
+        });
+    }
 }
 
 #[test]
 fn a_panic_in_background_work_stops_writes_without_hanging() {
-    within_deadline(|| {
-        let options = Options {
-            filter_policy: Some(Arc::new(PanickyFilter(BloomFilterPolicy::new(10)))),
-            ..mem_options()
-        };
-        let db = Arc::new(Db::open(Path::new("/db"), options).unwrap());
-        db.put(b"a", b"1").unwrap();
-        db.put(POISON, b"2").unwrap();
-        // The flush builds a table, whose filter covers the poison key.
-        match db.compact_range(None, None) {
-            Err(Error::Background(msg)) => assert!(msg.contains("poison"), "{msg}"),
-            other => panic!("the compaction gave {other:?}"),
-        }
-        writes_fail_naming(&db, "poison");
-        assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
-        assert_eq!(db.get(POISON).unwrap().as_deref(), Some(&b"2"[..]));
-    });
+    for concurrent in [false, true] {
+        within_deadline(move || {
+            let options = Options {
+                filter_policy: Some(Arc::new(PanickyFilter(BloomFilterPolicy::new(10)))),
+                ..mem_options(concurrent)
+            };
+            let db = Arc::new(Db::open(Path::new("/db"), options).unwrap());
+            db.put(b"a", b"1").unwrap();
+            db.put(POISON, b"2").unwrap();
+            // The flush builds a table, whose filter covers the poison key.
+            match db.compact_range(None, None) {
+                Err(Error::Background(msg)) => assert!(msg.contains("poison"), "{msg}"),
+                other => panic!("the compaction gave {other:?}"),
+            }
+            writes_fail_naming(&db, "poison");
+            assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+            assert_eq!(db.get(POISON).unwrap().as_deref(), Some(&b"2"[..]));
+        });
+    }
 }
 
 /// `MemFs` whose log files refuse appends once `fail` is set.
@@ -208,27 +216,30 @@ impl FileSystem for FailingLogFs {
 
 #[test]
 fn a_failed_log_append_stops_later_writes() {
-    within_deadline(|| {
-        let fail = Arc::new(AtomicBool::new(false));
-        let options = Options {
-            fs: Arc::new(FailingLogFs {
-                inner: MemFs::new(),
-                fail: fail.clone(),
-            }),
-            create_if_missing: true,
-            ..Default::default()
-        };
-        let db = Arc::new(Db::open(Path::new("/db"), options).unwrap());
-        db.put(b"a", b"1").unwrap();
-        fail.store(true, AtomicOrdering::SeqCst);
-        // A write without sync: its failure is sticky all the same.
-        assert!(db.put(b"b", b"2").is_err());
-        fail.store(false, AtomicOrdering::SeqCst);
-        writes_fail_naming(&db, "injected append failure");
-        // Not even a switch to a new log (and a flush) lets writes in again.
-        assert!(db.compact_range(None, None).is_err());
-        assert!(db.put(b"c", b"3").is_err());
-        assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
-        assert_eq!(db.get(b"b").unwrap(), None);
-    });
+    for concurrent in [false, true] {
+        within_deadline(move || {
+            let fail = Arc::new(AtomicBool::new(false));
+            let options = Options {
+                fs: Arc::new(FailingLogFs {
+                    inner: MemFs::new(),
+                    fail: fail.clone(),
+                }),
+                create_if_missing: true,
+                concurrent_memtable_writes: concurrent,
+                ..Default::default()
+            };
+            let db = Arc::new(Db::open(Path::new("/db"), options).unwrap());
+            db.put(b"a", b"1").unwrap();
+            fail.store(true, AtomicOrdering::SeqCst);
+            // A write without sync: its failure is sticky all the same.
+            assert!(db.put(b"b", b"2").is_err());
+            fail.store(false, AtomicOrdering::SeqCst);
+            writes_fail_naming(&db, "injected append failure");
+            // Not even a switch to a new log (and a flush) lets writes in again.
+            assert!(db.compact_range(None, None).is_err());
+            assert!(db.put(b"c", b"3").is_err());
+            assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"1"[..]));
+            assert_eq!(db.get(b"b").unwrap(), None);
+        });
+    }
 }

@@ -2,7 +2,8 @@
 //! with the `shale` cargo feature.
 //!
 //! Configured like LevelDB in db_bench: write buffer, table file size, block
-//! size, open files, compression, `reuse_logs` from the flags, an LRU block
+//! size, open files, compression, `reuse_logs` and
+//! `concurrent_memtable_writes` from the flags, an LRU block
 //! cache of `--cache_size` bytes (none given means Shale's own 8 MB cache)
 //! and a bloom filter of `--bloom_bits` bits per key (none by default).
 //!
@@ -47,6 +48,7 @@ impl ShaleEngine {
                 shale::CompressionType::None
             },
             reuse_logs: cfg.reuse_logs,
+            concurrent_memtable_writes: cfg.concurrent_memtable_writes,
             ..Default::default()
         };
         if let Some(bytes) = cfg.cache_size {
@@ -69,6 +71,7 @@ impl ShaleEngine {
                 if cfg.compression { "snappy" } else { "none" },
             ),
             setting("reuse_logs", cfg.reuse_logs),
+            setting("concurrent_memtable_writes", cfg.concurrent_memtable_writes),
             setting(
                 "block_cache",
                 match cfg.cache_size {

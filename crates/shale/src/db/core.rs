@@ -10,10 +10,12 @@
 //! current `SuperVersion` (memtable, immutable memtable, version) through an
 //! `ArcSwap`, and the visible sequence number from an atomic. Both are
 //! published under the mutex after the data they describe is in place.
+//! Writers queued behind a leader wait on signals of their own
+//! (`handoff.rs`), not on the mutex.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
@@ -21,6 +23,7 @@ use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 
 use crate::batch::WriteBatch;
+use crate::db::handoff::{Latch, Signal};
 use crate::db::info_log::InfoLog;
 use crate::db::wakeup::Doorbell;
 use crate::env::FileLock;
@@ -86,21 +89,74 @@ impl SnapshotList {
     }
 }
 
+/// The states of a queued writer's [`Writer::signal`] (see `db/write.rs`).
+pub(crate) mod writer_state {
+    /// Queued: waiting to be taken into a group or to lead.
+    pub(crate) const WAITING: u8 = 0;
+    /// The write path was released while the writer was at the queue's
+    /// front: it may lead (it checks under the state mutex).
+    pub(crate) const LEAD: u8 = 1;
+    /// Its group is in the log: it inserts its own batch into the memtable
+    /// (concurrent memtable writes only).
+    pub(crate) const INSERT: u8 = 2;
+    /// Its group is finished; the outcome is in [`Writer::done`](super::Writer::done).
+    pub(crate) const DONE: u8 = 3;
+}
+
 /// A write waiting in the queue behind the current leader.
 pub(crate) struct Writer {
-    /// The update; a leader that takes it into its group leaves `None`.
+    /// The update. A leader that takes it into its group takes it out, or,
+    /// with concurrent memtable writes, copies it into the group's log
+    /// record, stamps it with its first sequence number and leaves it for
+    /// the writer to insert.
     pub(crate) batch: Mutex<Option<WriteBatch>>,
     pub(crate) sync: bool,
-    /// Set (under the state mutex) by the leader that wrote the batch.
+    /// The outcome, set by the leader before the signal turns `DONE`.
     pub(crate) done: Mutex<Option<Result<()>>>,
-    pub(crate) cv: Condvar,
+    /// The group's memtable and latch, set by the leader before the signal
+    /// turns `INSERT`.
+    pub(crate) inserts: Mutex<Option<Arc<GroupInserts>>>,
+    /// The writer's state (see [`writer_state`]); owned by its thread.
+    pub(crate) signal: Signal,
 }
 
 impl Writer {
-    /// Wakes the writer's thread (to lead, when it is at the queue's front).
-    pub(crate) fn wake(&self) {
-        self.cv.notify_one();
+    /// A writer of `batch`, to be waited for by the calling thread.
+    pub(crate) fn new(batch: WriteBatch, sync: bool) -> Writer {
+        Writer {
+            batch: Mutex::new(Some(batch)),
+            sync,
+            done: Mutex::new(None),
+            inserts: Mutex::new(None),
+            signal: Signal::new(writer_state::WAITING),
+        }
     }
+
+    /// Tells the writer that the write path is free (it leads if it is at
+    /// the queue's front when it looks). Called under the state mutex.
+    pub(crate) fn wake(&self) {
+        self.signal.set(writer_state::LEAD);
+    }
+}
+
+/// The memtable inserts of a write group's members (concurrent memtable
+/// writes): each member inserts its own batch and counts the latch down;
+/// the leader waits for the latch before it publishes the group.
+pub(crate) struct GroupInserts {
+    pub(crate) mem: Arc<MemTable>,
+    pub(crate) latch: Latch,
+    /// The first failure of a member's insert (a panic, as an error).
+    pub(crate) failure: Mutex<Option<Error>>,
+}
+
+/// A write group whose inserts are done, waiting for the groups before it
+/// to publish (concurrent memtable writes).
+pub(crate) struct PublishWaiter {
+    /// The group's first sequence number.
+    pub(crate) first: SequenceNumber,
+    /// Set by the group that publishes the sequence number before `first`,
+    /// or by a group that fails.
+    pub(crate) signal: Arc<Signal>,
 }
 
 /// Per-level compaction statistics for `leveldb.stats`.
@@ -129,6 +185,14 @@ pub(crate) struct State {
     pub(crate) writers: VecDeque<Arc<Writer>>,
     /// True while a leader (or a forced memtable switch) owns the write path.
     pub(crate) writing: bool,
+    /// The last sequence number given to a write group. The groups past
+    /// `versions.last_sequence` (the last published) are in flight: in the
+    /// log or being written to it, and not yet published. Only with
+    /// concurrent memtable writes may a group be in flight without owning
+    /// the write path.
+    pub(crate) last_allocated: SequenceNumber,
+    /// Groups in flight that wait for the groups before them to publish.
+    pub(crate) publish_waiters: Vec<PublishWaiter>,
     pub(crate) bg_error: Option<Error>,
     pub(crate) manual: Option<ManualCompaction>,
     pub(crate) pending_outputs: BTreeSet<u64>,
@@ -167,6 +231,9 @@ pub(crate) struct DbInner {
     pub(crate) work_done_cv: Condvar,
     pub(crate) super_version: ArcSwap<SuperVersion>,
     pub(crate) visible_sequence: AtomicU64,
+    /// The length of `State::writers`, stored whenever it changes: a hint a
+    /// leader reads without the mutex (see `db/write.rs`).
+    pub(crate) queued_writers: AtomicUsize,
     pub(crate) snapshots: Arc<SnapshotList>,
     pub(crate) shutting_down: AtomicBool,
     pub(crate) has_imm: AtomicBool,
@@ -285,6 +352,8 @@ impl Db {
             versions,
             writers: VecDeque::new(),
             writing: false,
+            last_allocated: 0,
+            publish_waiters: Vec::new(),
             bg_error: None,
             manual: None,
             pending_outputs: BTreeSet::new(),
@@ -310,6 +379,7 @@ impl Db {
             bg_cv: Doorbell::default(),
             work_done_cv: Condvar::new(),
             visible_sequence: AtomicU64::new(0),
+            queued_writers: AtomicUsize::new(0),
             snapshots: Arc::new(SnapshotList::default()),
             shutting_down: AtomicBool::new(false),
             has_imm: AtomicBool::new(false),

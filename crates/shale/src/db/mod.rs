@@ -2,13 +2,15 @@
 //! (`recovery`), the write path (`write`), point reads (`read`), cursors and
 //! Rust iterators (`iter`), snapshots and read options (`snapshot`),
 //! properties and stats (`properties`), background flushes and the scheduling
-//! of compactions (`background`, `wakeup`), memtable-to-table (`builder`),
+//! of compactions (`background`, `wakeup`), the write path's hand-offs
+//! between threads (`handoff`), memtable-to-table (`builder`),
 //! bulk ingestion of sorted entries straight into tables (`ingest`),
 //! the info log (`info_log`) and `repair`.
 
 pub(crate) mod background;
 pub(crate) mod builder;
 pub(crate) mod core;
+mod handoff;
 pub(crate) mod info_log;
 pub(crate) mod ingest;
 pub(crate) mod iter;

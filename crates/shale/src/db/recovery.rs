@@ -154,6 +154,7 @@ impl DbInner {
         *self.log_dir_synced.lock() = st.logfile_number;
         // The tables recovery wrote are in the installed version now.
         st.pending_outputs.clear();
+        st.last_allocated = st.versions.last_sequence;
         self.visible_sequence
             .store(st.versions.last_sequence, Ordering::Release);
         self.install_super_version(&st);

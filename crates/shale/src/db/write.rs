@@ -1,25 +1,55 @@
 //! The write path: writers queue up, the one at the front becomes the leader,
 //! takes the batches queued behind it into one group, writes the group to the
 //! log with a single append (and a single fdatasync when any member asked for
-//! sync), inserts it into the memtable, publishes the new sequence number and
-//! wakes the members.
+//! sync), has it inserted into the memtable, publishes the new sequence
+//! number and wakes the members.
 //!
-//! Invariants: only the leader touches the log; sequence numbers are assigned
-//! under the state mutex and published (`visible_sequence`) only after the
-//! memtable holds every entry up to them.
+//! Who inserts: by default the leader inserts every batch of its group and
+//! owns the write path until the group is published. With
+//! `Options::concurrent_memtable_writes`, once the group is in the log each
+//! member inserts its own batch (the leader inserts its own) while the
+//! leader waits for them on a latch; and a leader that sees writers queued
+//! hands the write path on right after its log append, so that the next
+//! group is logged, and inserts, while this one inserts.
+//!
+//! Invariants:
+//! - only the owner of the write path (`State::writing`) touches the log,
+//!   switches memtables and gives out sequence numbers
+//!   (`State::last_allocated`, under the state mutex), so the log holds the
+//!   groups in sequence order;
+//! - a group is published (`versions.last_sequence`, then
+//!   `visible_sequence`) only once all its updates are in the memtable and
+//!   every group before it is published, so a reader never sees part of a
+//!   batch, nor a write without the writes before it;
+//! - a memtable is replaced only when no group is in flight
+//!   (`last_allocated == versions.last_sequence`), so no insert reaches a
+//!   memtable once it is immutable;
+//! - a failure after a group was given sequence numbers is sticky
+//!   (`bg_error`): the numbers are never published, and the groups after it
+//!   fail too instead of waiting for it.
+//!
+//! A queued writer (`Writer`, `writer_state` in `db/core.rs`) waits on its
+//! own signal: `WAITING`, then `LEAD` whenever the write path is released
+//! while it is at the queue's front (it leads, or goes back to `WAITING` if
+//! the path was taken again first), or, once taken into a group, `INSERT`
+//! (concurrent memtable writes) and `DONE`.
 
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use parking_lot::{Condvar, Mutex, MutexGuard};
+use parking_lot::{Mutex, MutexGuard};
 
 use crate::batch::{check_update, WriteBatch};
-use crate::db::core::{insert_into, panic_message, Db, DbInner, State, Writer};
+use crate::db::core::{
+    insert_into, panic_message, writer_state, Db, DbInner, GroupInserts, PublishWaiter, State,
+    Writer,
+};
+use crate::db::handoff::{Latch, Signal};
 use crate::error::{Error, Result};
 use crate::filename::log_file_name;
-use crate::keys::MAX_SEQUENCE_NUMBER;
+use crate::keys::{SequenceNumber, MAX_SEQUENCE_NUMBER};
 use crate::log;
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
@@ -129,29 +159,41 @@ impl DbInner {
             st.writing = true;
             return self.lead(st, batch, opts.sync);
         }
-        let w = Arc::new(Writer {
-            batch: Mutex::new(Some(batch)),
-            sync: opts.sync,
-            done: Mutex::new(None),
-            cv: Condvar::new(),
-        });
+        let w = Arc::new(Writer::new(batch, opts.sync));
         st.writers.push_back(w.clone());
+        self.queued_writers
+            .store(st.writers.len(), Ordering::Relaxed);
+        drop(st);
         loop {
-            if let Some(r) = w.done.lock().take() {
-                return r;
+            match w.signal.wait_while(writer_state::WAITING) {
+                writer_state::DONE => return take_outcome(&w),
+                writer_state::INSERT => {
+                    self.insert_as_member(&w);
+                    // The leader hands out the outcome once the group is
+                    // published (or has failed).
+                    w.signal.wait_while(writer_state::INSERT);
+                    return take_outcome(&w);
+                }
+                _ => {
+                    let mut st = self.state.lock();
+                    if !st.writing && st.writers.front().is_some_and(|f| Arc::ptr_eq(f, &w)) {
+                        st.writers.pop_front();
+                        self.queued_writers
+                            .store(st.writers.len(), Ordering::Relaxed);
+                        st.writing = true;
+                        let batch = w.batch.lock().take().unwrap_or_default();
+                        return self.lead(st, batch, w.sync);
+                    }
+                    // The path was taken first (by a forced memtable switch):
+                    // whoever releases it wakes the writer at the front again.
+                    w.signal.reset(writer_state::LEAD, writer_state::WAITING);
+                }
             }
-            if !st.writing && st.writers.front().is_some_and(|f| Arc::ptr_eq(f, &w)) {
-                st.writers.pop_front();
-                st.writing = true;
-                let batch = w.batch.lock().take().unwrap_or_default();
-                return self.lead(st, batch, w.sync);
-            }
-            w.cv.wait(&mut st);
         }
     }
 
     /// Runs one write group as its leader: makes room, takes the writes
-    /// queued behind (see [`take_group`]), logs and applies them without the
+    /// queued behind (see [`take_group`]), logs and inserts them without the
     /// state mutex, then publishes the sequence and wakes the members and the
     /// next leader. The caller has set `st.writing`.
     ///
@@ -163,107 +205,115 @@ impl DbInner {
     /// writes fail, reads go on.
     fn lead<'a>(&'a self, st: MutexGuard<'a, State>, batch: WriteBatch, sync: bool) -> Result<()> {
         let mut members = Vec::new();
+        let mut owns_path = true;
         let led = panic::catch_unwind(AssertUnwindSafe(|| {
-            self.lead_group(st, batch, sync, &mut members)
+            self.lead_group(st, batch, sync, &mut members, &mut owns_path)
         }));
         match led {
-            Ok((st, result)) => self.finish_group(st, members, result),
+            Ok((st, result)) => self.finish_group(st, members, owns_path, result),
             Err(payload) => {
-                let e =
-                    Error::Background(format!("a write panicked: {}", panic_message(&*payload)));
+                let e = write_panicked(&*payload);
                 let mut st = self.state.lock();
                 st.bg_error.get_or_insert_with(|| e.duplicate());
-                self.finish_group(st, members, Err(e))
+                self.finish_group(st, members, owns_path, Err(e))
             }
         }
     }
 
     /// The body of [`lead`](Self::lead): returns the state lock and the
-    /// group's outcome; the writers taken into the group are in `members`.
+    /// group's outcome; the writers taken into the group are in `members`,
+    /// and `owns_path` is cleared if the write path was handed on early.
     fn lead_group<'a>(
         &'a self,
         mut st: MutexGuard<'a, State>,
         batch: WriteBatch,
         sync: bool,
         members: &mut Vec<Arc<Writer>>,
+        owns_path: &mut bool,
     ) -> (MutexGuard<'a, State>, Result<()>) {
-        let mut result = self.make_room_for_write(&mut st, false);
-        if result.is_ok() {
-            let mut group = batch;
-            take_group(&mut st, &mut group, sync, members);
-            let last = st.versions.last_sequence;
-            let count = u64::from(group.count());
-            if last
-                .checked_add(count)
-                .is_none_or(|end| end > MAX_SEQUENCE_NUMBER)
-            {
-                // Only a database recovered from files that claim the last
-                // sequence numbers gets here; its writes are refused, as a
-                // wrapped sequence number would reorder history.
-                result = Err(Error::InvalidArgument(format!(
-                    "{}: sequence numbers exhausted (last used {last}, {count} more asked)",
-                    self.dir.display()
-                )));
-                return (st, result);
-            }
-            group.set_sequence(last + 1);
-            let mem = st.mem.clone();
-            // Stable while this leader owns the write path: only a leader
-            // switches logs.
-            let log_number = st.logfile_number;
-            drop(st);
-            result = self.write_group(&group, sync, log_number, &mem);
-            st = self.state.lock();
-            match &result {
-                Ok(()) => {
-                    st.versions.last_sequence = last + count;
-                    self.visible_sequence.store(last + count, Ordering::Release);
-                }
-                Err(e) => {
-                    // A failed append or sync leaves the log in an unknown
-                    // state (a torn record, data the kernel may have
-                    // dropped) and the group maybe partly in the memtable:
-                    // later writes must fail too, naming this cause.
-                    st.bg_error.get_or_insert_with(|| {
-                        Error::Background(format!("writing log #{log_number} failed: {e}"))
-                    });
-                }
+        if let Err(e) = self.make_room_for_write(&mut st, false) {
+            return (st, Err(e));
+        }
+        let (count, size) = take_group(&mut st, &batch, sync, members);
+        if !members.is_empty() {
+            self.queued_writers
+                .store(st.writers.len(), Ordering::Relaxed);
+        }
+        let last = st.last_allocated;
+        let Some(end) = last
+            .checked_add(count)
+            .filter(|&end| end <= MAX_SEQUENCE_NUMBER)
+        else {
+            // Only a database recovered from files that claim the last
+            // sequence numbers gets here; its writes are refused, as a
+            // wrapped sequence number would reorder history.
+            let e = Error::InvalidArgument(format!(
+                "{}: sequence numbers exhausted (last used {last}, {count} more asked)",
+                self.dir.display()
+            ));
+            return (st, Err(e));
+        };
+        // From here on the group holds sequence numbers `first..=end`: a
+        // failure is sticky (see the module documentation).
+        st.last_allocated = end;
+        let first = last + 1;
+        let mem = st.mem.clone();
+        // Stable while this leader owns the write path: only the owner
+        // switches logs.
+        let log_number = st.logfile_number;
+        drop(st);
+
+        let concurrent = self.options.concurrent_memtable_writes;
+        let mut record = batch;
+        let mut own = None;
+        if !members.is_empty() {
+            match add_members(&mut record, members, first, size, concurrent) {
+                Ok(o) => own = o,
+                Err(e) => return self.fail_group(e),
             }
         }
-        (st, result)
-    }
-
-    /// Ends a leader's turn: hands `result` to the members of its group,
-    /// frees the write path and wakes the next leader.
-    fn finish_group(
-        &self,
-        mut st: MutexGuard<'_, State>,
-        members: Vec<Arc<Writer>>,
-        result: Result<()>,
-    ) -> Result<()> {
-        for member in members {
-            *member.done.lock() = Some(match &result {
-                Ok(()) => Ok(()),
-                Err(e) => Err(e.duplicate()),
+        record.set_sequence(first);
+        if let Err(e) = self.write_log(&record, sync, log_number) {
+            // A failed append or sync leaves the log in an unknown state (a
+            // torn record, data the kernel may have dropped): later writes
+            // must fail too, naming this cause.
+            let mut st = self.state.lock();
+            st.bg_error.get_or_insert_with(|| {
+                Error::Background(format!("writing log #{log_number} failed: {e}"))
             });
-            member.cv.notify_one();
+            return (st, Err(e));
         }
-        st.writing = false;
-        if let Some(next) = st.writers.front() {
-            next.cv.notify_one();
+        if concurrent && self.queued_writers.load(Ordering::Relaxed) > 0 {
+            // The next group may be logged while this one inserts; it
+            // publishes after this one.
+            self.release_write_path(&mut self.state.lock());
+            *owns_path = false;
         }
-        // A forced memtable switch may be waiting for the write path.
-        self.work_done_cv.notify_all();
-        result
+        let inserted = match &own {
+            Some(own) => self.insert_group(own, members, &mem),
+            None => insert_into(&mem, &record),
+        };
+        if let Err(e) = inserted {
+            return self.fail_group(e);
+        }
+        let mut st = self.state.lock();
+        let published = self.publish(&mut st, first, end);
+        (st, published)
     }
 
-    fn write_group(
-        &self,
-        group: &WriteBatch,
-        sync: bool,
-        log_number: u64,
-        mem: &Arc<MemTable>,
-    ) -> Result<()> {
+    /// Makes `e`, a failure of a group that holds sequence numbers, sticky,
+    /// and returns it with the state lock.
+    fn fail_group(&self, e: Error) -> (MutexGuard<'_, State>, Result<()>) {
+        let mut st = self.state.lock();
+        st.bg_error.get_or_insert_with(|| e.duplicate());
+        (st, Err(e))
+    }
+
+    /// Appends the group's record to the current log (number `log_number`).
+    /// With `sync`, the log's directory entry and the log it replaced (the
+    /// writes before it) are made durable first, and the log after the
+    /// append.
+    fn write_log(&self, record: &WriteBatch, sync: bool, log_number: u64) -> Result<()> {
         if sync {
             // A synchronous write is durable only once the log's directory
             // entry is; after the first write to a new log this is a check
@@ -271,17 +321,142 @@ impl DbInner {
             self.sync_dir_for_log(log_number)?;
             self.sync_prev_log()?;
         }
-        {
-            let mut log = self.log.lock();
-            let log = log
-                .as_mut()
-                .ok_or_else(|| Error::Background("no log file".into()))?;
-            log.add_record(group.contents())?;
-            if sync {
-                log.sync()?;
-            }
+        let mut log = self.log.lock();
+        let log = log
+            .as_mut()
+            .ok_or_else(|| Error::Background("no log file".into()))?;
+        log.add_record(record.contents())?;
+        if sync {
+            log.sync()?;
         }
-        insert_into(mem, group)
+        Ok(())
+    }
+
+    /// Inserts a group's batches into `mem` concurrently (concurrent memtable
+    /// writes): tells each member to insert its own (stamped with its
+    /// sequence numbers by [`add_members`]), inserts the leader's `own`,
+    /// and returns once every insert has finished, with the first failure.
+    /// A panic in the leader's own insert is caught here, so that the
+    /// leader never leaves while members still insert.
+    fn insert_group(
+        &self,
+        own: &WriteBatch,
+        members: &[Arc<Writer>],
+        mem: &Arc<MemTable>,
+    ) -> Result<()> {
+        let inserts = Arc::new(GroupInserts {
+            mem: mem.clone(),
+            latch: Latch::new(members.len()),
+            failure: Mutex::new(None),
+        });
+        for m in members {
+            *m.inserts.lock() = Some(inserts.clone());
+            m.signal.set(writer_state::INSERT);
+        }
+        let own_result = panic::catch_unwind(AssertUnwindSafe(|| insert_into(mem, own)))
+            .unwrap_or_else(|payload| Err(write_panicked(&*payload)));
+        inserts.latch.wait();
+        let failure = inserts.failure.lock().take();
+        own_result.and(failure.map_or(Ok(()), Err))
+    }
+
+    /// A member's part of [`insert_group`](Self::insert_group): inserts its
+    /// batch, records a failure (a panic from a user comparator, caught),
+    /// and counts the group's latch down.
+    fn insert_as_member(&self, w: &Writer) {
+        // Set by the leader before it signalled `INSERT`.
+        let Some(inserts) = w.inserts.lock().take() else {
+            return;
+        };
+        let batch = w.batch.lock().take();
+        let result = panic::catch_unwind(AssertUnwindSafe(|| match &batch {
+            Some(b) => insert_into(&inserts.mem, b),
+            None => Ok(()),
+        }))
+        .unwrap_or_else(|payload| Err(write_panicked(&*payload)));
+        if let Err(e) = result {
+            inserts.failure.lock().get_or_insert(e);
+        }
+        inserts.latch.count_down();
+    }
+
+    /// Publishes the group `first..=last` once every group before it is
+    /// published, waiting for them if they are still inserting (only with
+    /// concurrent memtable writes can they be); then wakes the waiting
+    /// groups whose turn has come. Fails with the sticky error instead of
+    /// waiting for a group that failed.
+    fn publish(
+        &self,
+        st: &mut MutexGuard<'_, State>,
+        first: SequenceNumber,
+        last: SequenceNumber,
+    ) -> Result<()> {
+        // An empty group (`last == first - 1`) only waits for the earlier
+        // ones: a later group may publish before it, hence `>=`.
+        while st.versions.last_sequence < first.saturating_sub(1) {
+            if let Some(e) = &st.bg_error {
+                return Err(e.duplicate());
+            }
+            let signal = Arc::new(Signal::new(0));
+            st.publish_waiters.push(PublishWaiter {
+                first,
+                signal: signal.clone(),
+            });
+            MutexGuard::unlocked(st, || {
+                signal.wait_while(0);
+            });
+        }
+        if last > st.versions.last_sequence {
+            st.versions.last_sequence = last;
+            self.visible_sequence.store(last, Ordering::Release);
+        }
+        if !st.publish_waiters.is_empty() {
+            wake_publish_waiters(st, false);
+        }
+        Ok(())
+    }
+
+    /// Frees the write path and wakes the writer at the queue's front to
+    /// lead (and a forced memtable switch waiting for the path).
+    fn release_write_path(&self, st: &mut State) {
+        st.writing = false;
+        if let Some(next) = st.writers.front() {
+            next.wake();
+        }
+        self.work_done_cv.notify_all();
+    }
+
+    /// Ends a leader's turn: releases the write path if it still owns it,
+    /// lets the waiting groups after a failed one fail too, and hands
+    /// `result` to the members of its group.
+    fn finish_group(
+        &self,
+        mut st: MutexGuard<'_, State>,
+        members: Vec<Arc<Writer>>,
+        owns_path: bool,
+        result: Result<()>,
+    ) -> Result<()> {
+        if result.is_err() && !st.publish_waiters.is_empty() {
+            wake_publish_waiters(&mut st, true);
+        }
+        if owns_path {
+            self.release_write_path(&mut st);
+        } else {
+            // A memtable switch may be waiting for the groups in flight.
+            self.work_done_cv.notify_all();
+        }
+        drop(st);
+        if members.is_empty() {
+            return result;
+        }
+        for member in members {
+            *member.done.lock() = Some(match &result {
+                Ok(()) => Ok(()),
+                Err(e) => Err(e.duplicate()),
+            });
+            member.signal.set(writer_state::DONE);
+        }
+        result
     }
 
     /// Makes sure the memtable has room for a write, switching to a new one
@@ -309,6 +484,10 @@ impl DbInner {
             } else if !force && st.mem.approximate_memory_usage() <= self.options.write_buffer_size
             {
                 return Ok(());
+            } else if st.last_allocated != st.versions.last_sequence {
+                // Groups still insert into this memtable (concurrent
+                // memtable writes): it is replaced once they are published.
+                self.work_done_cv.wait(st);
             } else if st.imm.is_some() {
                 // The previous memtable is still being flushed.
                 self.work_done_cv.wait(st);
@@ -349,11 +528,17 @@ impl DbInner {
     }
 }
 
-/// Moves the batches queued behind the leader into its `group` (up to a
-/// size limit, and never a sync write into a non-sync leader's group),
-/// popping their writers into `members`.
-fn take_group(st: &mut State, group: &mut WriteBatch, sync: bool, members: &mut Vec<Arc<Writer>>) {
-    let first_size = group.approximate_size();
+/// Pops the writers queued behind the leader into `members`: up to a size
+/// limit, never a sync write into a non-sync leader's group, and never more
+/// than `u32::MAX` updates in all. Returns the group's update count and
+/// size in bytes, the leader's `first` batch included.
+fn take_group(
+    st: &mut State,
+    first: &WriteBatch,
+    sync: bool,
+    members: &mut Vec<Arc<Writer>>,
+) -> (u64, usize) {
+    let first_size = first.approximate_size();
     // Small leaders do not wait for big groups.
     let max = if first_size <= 128 << 10 {
         first_size + (128 << 10)
@@ -361,20 +546,91 @@ fn take_group(st: &mut State, group: &mut WriteBatch, sync: bool, members: &mut 
         MAX_GROUP_BYTES
     };
     let mut size = first_size;
+    let mut count = u64::from(first.count());
     while let Some(w) = st.writers.front() {
         if w.sync && !sync {
             break;
         }
-        let mut slot = w.batch.lock();
+        let slot = w.batch.lock();
         let Some(b) = slot.as_ref() else { break };
-        size += b.approximate_size();
-        if size > max || group.append(b).is_err() {
+        let (s, c) = (size + b.approximate_size(), count + u64::from(b.count()));
+        if s > max || c > u64::from(u32::MAX) {
             break;
         }
-        slot.take();
+        (size, count) = (s, c);
         drop(slot);
         if let Some(w) = st.writers.pop_front() {
             members.push(w);
         }
     }
+    (count, size)
 }
+
+/// Makes the leader's batch `record` the group's log record: appends the
+/// members' batches (`size` bytes in all, the leader's included); the caller
+/// stamps it with the group's first sequence number `first`.
+///
+/// With concurrent memtable writes, returns the leader's own batch apart
+/// (stamped with `first`) for the leader to insert, and leaves each member's
+/// batch in its slot, stamped with its own first sequence number, for the
+/// member to insert. Otherwise the members' batches are moved into the
+/// record, which the leader inserts whole, and `None` is returned.
+fn add_members(
+    record: &mut WriteBatch,
+    members: &[Arc<Writer>],
+    first: SequenceNumber,
+    size: usize,
+    concurrent: bool,
+) -> Result<Option<WriteBatch>> {
+    if !concurrent {
+        for m in members {
+            if let Some(b) = m.batch.lock().take() {
+                record.append(&b)?;
+            }
+        }
+        return Ok(None);
+    }
+    let mut own = std::mem::replace(record, WriteBatch::with_capacity(size));
+    record.append(&own)?;
+    own.set_sequence(first);
+    let mut next = first + u64::from(own.count());
+    for m in members {
+        if let Some(b) = m.batch.lock().as_mut() {
+            b.set_sequence(next);
+            next += u64::from(b.count());
+            record.append(b)?;
+        }
+    }
+    Ok(Some(own))
+}
+
+/// Wakes the groups waiting to publish whose turn has come (the group
+/// before them is published), or all of them (`all`, after a failure: they
+/// fail with the sticky error or wait again).
+fn wake_publish_waiters(st: &mut State, all: bool) {
+    let published = st.versions.last_sequence;
+    st.publish_waiters.retain(|w| {
+        let wake = all || w.first.saturating_sub(1) <= published;
+        if wake {
+            w.signal.set(1);
+        }
+        !wake
+    });
+}
+
+/// The outcome its leader left a member.
+fn take_outcome(w: &Writer) -> Result<()> {
+    w.done.lock().take().unwrap_or_else(|| {
+        Err(Error::Background(
+            "a write group finished without an outcome".into(),
+        ))
+    })
+}
+
+/// The sticky error a panic inside a write becomes.
+fn write_panicked(payload: &(dyn std::any::Any + Send)) -> Error {
+    Error::Background(format!("a write panicked: {}", panic_message(payload)))
+}
+
+#[cfg(test)]
+mod tests;

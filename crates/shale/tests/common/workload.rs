@@ -48,16 +48,19 @@ pub struct Config {
     pub bloom: bool,
     /// `Options::paranoid_checks`.
     pub paranoid: bool,
+    /// `Options::concurrent_memtable_writes`.
+    pub concurrent_memtable_writes: bool,
 }
 
 /// The option sets the tests run under.
-pub const CONFIGS: [Config; 4] = [
+pub const CONFIGS: [Config; 5] = [
     Config {
         name: "default",
         reuse_logs: false,
         compression: CompressionType::Snappy,
         bloom: false,
         paranoid: false,
+        concurrent_memtable_writes: false,
     },
     Config {
         name: "reuse-logs",
@@ -65,6 +68,7 @@ pub const CONFIGS: [Config; 4] = [
         compression: CompressionType::Snappy,
         bloom: false,
         paranoid: false,
+        concurrent_memtable_writes: false,
     },
     Config {
         name: "bloom-uncompressed",
@@ -72,6 +76,7 @@ pub const CONFIGS: [Config; 4] = [
         compression: CompressionType::None,
         bloom: true,
         paranoid: false,
+        concurrent_memtable_writes: false,
     },
     Config {
         name: "paranoid-reuse",
@@ -79,6 +84,15 @@ pub const CONFIGS: [Config; 4] = [
         compression: CompressionType::None,
         bloom: true,
         paranoid: true,
+        concurrent_memtable_writes: false,
+    },
+    Config {
+        name: "concurrent-memtable",
+        reuse_logs: false,
+        compression: CompressionType::Snappy,
+        bloom: true,
+        paranoid: false,
+        concurrent_memtable_writes: true,
     },
 ];
 
@@ -103,6 +117,7 @@ impl Config {
             compression: self.compression,
             reuse_logs: self.reuse_logs,
             paranoid_checks: self.paranoid,
+            concurrent_memtable_writes: self.concurrent_memtable_writes,
             filter_policy: self
                 .bloom
                 .then(|| Arc::new(BloomFilterPolicy::new(10)) as Arc<dyn shale::FilterPolicy>),
