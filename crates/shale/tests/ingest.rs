@@ -467,16 +467,26 @@ fn a_compaction_during_a_load_leaves_its_tables_alone() {
 
 #[test]
 fn ingestion_goes_along_with_writers_and_their_snapshots() {
+    ingestion_with_writers(false);
+}
+
+#[test]
+fn ingestion_goes_along_with_writers_inserting_concurrently() {
+    ingestion_with_writers(true);
+}
+
+fn ingestion_with_writers(concurrent_memtable_writes: bool) {
     support::run_guarded(
         "ingestion with concurrent writers",
         std::time::Duration::from_secs(120),
-        || {
+        move || {
             let dir = tempfile::tempdir().unwrap();
             let db = Arc::new(
                 Db::open(
                     dir.path(),
                     Options {
                         write_buffer_size: 64 << 10,
+                        concurrent_memtable_writes,
                         ..options()
                     },
                 )

@@ -236,7 +236,8 @@ impl<'a> BulkLoader<'a> {
             if let Some(e) = &st.bg_error {
                 return Err(e.duplicate());
             }
-            st.versions.last_sequence + 1
+            // The next number a write group would be given.
+            st.last_allocated + 1
         };
         if sequence > MAX_SEQUENCE_NUMBER {
             return Err(Error::InvalidArgument(format!(
@@ -600,7 +601,16 @@ impl DbInner {
         set: &mut TableSet<'_>,
         entries: u64,
     ) -> Result<IngestStats> {
-        // 1. Empty the memtables.
+        // 1. Empty the memtables. Groups given numbers before the write path
+        // was taken may still be inserting (concurrent memtable writes):
+        // wait for them first, so that the memtable holds all they write and
+        // the tables get a number above theirs, published after theirs.
+        while st.last_allocated != st.versions.last_sequence {
+            if let Some(e) = &st.bg_error {
+                return Err(e.duplicate());
+            }
+            self.work_done_cv.wait(st);
+        }
         if !st.mem.is_empty() {
             self.make_room_for_write(st, true)?;
         }
@@ -616,7 +626,7 @@ impl DbInner {
         }
 
         // 2. The sequence number: the loader's, unless a write took it.
-        let last = st.versions.last_sequence;
+        let last = st.last_allocated;
         if last >= MAX_SEQUENCE_NUMBER {
             return Err(Error::InvalidArgument(format!(
                 "{}: sequence numbers exhausted (last used {last})",
@@ -674,6 +684,7 @@ impl DbInner {
         edit.log_number = Some(st.logfile_number);
         edit.prev_log_number = Some(0);
         st.versions.last_sequence = sequence;
+        st.last_allocated = sequence;
         set.keep = true;
         if let Err(e) = self.apply_edit(st, &mut edit) {
             st.bg_error.get_or_insert_with(|| {
