@@ -7,6 +7,8 @@
 
 pub(crate) mod background;
 pub(crate) mod builder;
+#[cfg(test)]
+mod compression_tests;
 pub(crate) mod core;
 pub(crate) mod info_log;
 pub(crate) mod iter;
