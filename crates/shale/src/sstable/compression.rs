@@ -16,9 +16,10 @@
 //! its size, as LevelDB decides; otherwise it is stored as type 0.
 //!
 //! Decoding never trusts the stored bytes: the uncompressed length a block
-//! claims is bounded by the most its compressed size can produce under its
-//! codec (and by 4 GiB, the largest block a table can address) before
-//! anything is allocated, and the decoded length must equal the claim.
+//! claims is bounded by the most its compressed bytes can produce under its
+//! codec (for zstd, by what the frame's block headers allow) and by 4 GiB,
+//! the largest block a table can address, before anything is allocated,
+//! and the decoded length must equal the claim.
 
 use std::cell::RefCell;
 use std::fmt;
@@ -140,10 +141,8 @@ const LZ4_MAX_EXPANSION: u64 = 255;
 /// The first four bytes of every Zstandard frame (0xFD2FB528, little-endian).
 pub const ZSTD_MAGIC: [u8; 4] = 0xFD2F_B528u32.to_le_bytes();
 
-/// A Zstandard block holds at most 128 KiB of content behind a 3-byte
-/// header, so a frame of `n` bytes holds at most `n / 3` blocks of it.
+/// A Zstandard block decodes to at most 128 KiB.
 const ZSTD_BLOCK_MAX_CONTENT: u64 = 128 << 10;
-const ZSTD_BLOCK_HEADER: u64 = 3;
 
 /// Compresses blocks for a table writer, keeping its codec state and output
 /// buffer between blocks.
@@ -315,8 +314,8 @@ fn zstd_decompress(data: &[u8]) -> Result<Vec<u8>> {
             )))
         }
     }
-    let limit = (n as u64 / ZSTD_BLOCK_HEADER)
-        .saturating_mul(ZSTD_BLOCK_MAX_CONTENT)
+    let limit = zstd_content_bound(data)
+        .ok_or_else(|| Error::bad_data(format!("zstd block of {n} bytes: bad frame structure")))?
         .min(MAX_BLOCK_LEN);
     if claimed == 0 || claimed > limit {
         return Err(impossible_length("zstd", n, claimed));
@@ -350,6 +349,54 @@ fn zstd_decompress(data: &[u8]) -> Result<Vec<u8>> {
             zstd_safe::get_error_name(code)
         ))),
     }
+}
+
+/// The most the single Zstandard frame `data` can decode to, from its
+/// block headers (RFC 8878, section 3.1.1): a raw or RLE block decodes to
+/// exactly its stated size, a compressed block to at most 128 KiB. `None`
+/// if the headers do not lead exactly to the end of `data`.
+///
+/// libzstd offers no such bound for a frame that states its content size
+/// (`ZSTD_decompressBound` returns the stated size), and the frame's size
+/// alone allows over 40,000 times as much; this walk over the headers,
+/// a few steps for a table block, keeps the allocation to what the frame
+/// can really produce.
+fn zstd_content_bound(data: &[u8]) -> Option<u64> {
+    let descriptor = *data.get(ZSTD_MAGIC.len())?;
+    let single_segment = descriptor & 0x20 != 0;
+    let checksum = descriptor & 0x04 != 0;
+    let dict_id_len = [0, 1, 2, 4][usize::from(descriptor & 0x03)];
+    let fcs_len = match descriptor >> 6 {
+        0 if single_segment => 1,
+        0 => 0,
+        1 => 2,
+        2 => 4,
+        _ => 8,
+    };
+    let window_len = usize::from(!single_segment);
+    let mut at = ZSTD_MAGIC.len() + 1 + window_len + dict_id_len + fcs_len;
+    let mut bound = 0u64;
+    loop {
+        let header = data.get(at..at + 3)?;
+        let header = u32::from_le_bytes([header[0], header[1], header[2], 0]);
+        at += 3;
+        let size = u64::from(header >> 3);
+        let (stored, decoded) = match (header >> 1) & 3 {
+            0 => (size, size),
+            1 => (1, size),
+            2 => (size, ZSTD_BLOCK_MAX_CONTENT),
+            _ => return None,
+        };
+        bound = bound.saturating_add(decoded);
+        at = at.checked_add(usize::try_from(stored).ok()?)?;
+        if header & 1 != 0 {
+            break;
+        }
+    }
+    if checksum {
+        at = at.checked_add(4)?;
+    }
+    (at == data.len()).then_some(bound)
 }
 
 /// Decodes a varint32 uncompressed length followed by one LZ4 block.
@@ -563,6 +610,30 @@ mod tests {
             let e = assert_corrupt(zstd, &frame, &format!("claim {claim}"));
             assert!(e.contains("impossible"), "{e}");
         }
+        // The bound follows the block headers: an RLE block of 1000 bytes
+        // cannot be claimed as 1001, one compressed block as over 128 KiB.
+        let rle = |claim: u16, size: u32| {
+            let mut frame = ZSTD_MAGIC.to_vec();
+            frame.push(0x60);
+            frame.extend_from_slice(&(claim - 256).to_le_bytes());
+            frame.extend_from_slice(&((size << 3) | (1 << 1) | 1).to_le_bytes()[..3]);
+            frame.push(b'x');
+            frame
+        };
+        assert!(assert_corrupt(zstd, &rle(1001, 1000), "RLE over").contains("impossible"));
+        assert_eq!(
+            decompress(zstd, &rle(1000, 1000)).unwrap().unwrap(),
+            vec![b'x'; 1000]
+        );
+        let mut one_block = good.clone();
+        one_block[4] = 0xa0; // single segment, 4-byte content size
+        one_block.splice(5..7, ((128u32 << 10) + 1).to_le_bytes());
+        assert!(assert_corrupt(zstd, &one_block, "one block over").contains("impossible"));
+        // Reserved block types and headers that run past the end.
+        let mut reserved = rle(1000, 1000);
+        reserved[7] |= 0b110;
+        assert_corrupt(zstd, &reserved, "reserved");
+        assert_eq!(zstd_content_bound(&reserved), None);
         // A claim within the bound that the blocks do not fill.
         let mut frame = ZSTD_MAGIC.to_vec();
         frame.push(0x60);
@@ -590,6 +661,47 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// Frames of several blocks, with a window descriptor, a dictionary ID
+    /// field or a checksum, all decode: the header walk reads every form
+    /// of frame header.
+    #[test]
+    fn every_frame_header_form_decodes() {
+        use zstd::zstd_safe::{CCtx, CParameter};
+        let raw: Vec<u8> = (0..400_000u32)
+            .map(|i| (i.wrapping_mul(i) >> 7) as u8 | (i % 97 == 0) as u8)
+            .collect();
+        let params: [&[CParameter]; 4] = [
+            &[],
+            &[CParameter::ChecksumFlag(true)],
+            &[CParameter::WindowLog(12)],
+            &[CParameter::WindowLog(11), CParameter::ChecksumFlag(true)],
+        ];
+        for p in params {
+            let mut cctx = CCtx::create();
+            for &param in p {
+                cctx.set_parameter(param).unwrap();
+            }
+            let mut frame = Vec::with_capacity(zstd::zstd_safe::compress_bound(raw.len()));
+            cctx.compress2(&mut frame, &raw).unwrap();
+            let bound = zstd_content_bound(&frame).unwrap();
+            assert!(bound >= raw.len() as u64, "{p:?}: bound {bound}");
+            assert_eq!(
+                decompress(CompressionType::Zstd, &frame).unwrap().unwrap(),
+                raw,
+                "{p:?}"
+            );
+        }
+        // A dictionary ID field (4 bytes, ID 7) before the content size.
+        let mut frame = ZSTD_MAGIC.to_vec();
+        frame.extend_from_slice(&[0x23, 7, 0, 0, 0, 10]);
+        frame.extend_from_slice(&((10u32 << 3) | 1).to_le_bytes()[..3]);
+        frame.extend_from_slice(b"0123456789");
+        assert_eq!(zstd_content_bound(&frame), Some(10));
+        assert_eq!(zstd_content_bound(&frame[..frame.len() - 1]), None);
+        frame.push(0);
+        assert_eq!(zstd_content_bound(&frame), None);
     }
 
     #[test]
