@@ -74,6 +74,12 @@ pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
 /// Runs `f` for a function that reports errors through `errptr`: an `Err`
 /// or a panic is saved there (a panic as an `IO error` naming the function)
 /// and `fallback` returned.
+///
+/// Always inlined into the exported function, so that a call from C costs
+/// no more than its work: `catch_unwind` costs nothing until a panic, and
+/// the error and panic paths are out of line (`report_error`,
+/// `report_panic`).
+#[inline(always)]
 pub(crate) fn with_errptr<R>(
     function: &str,
     errptr: *mut *mut c_char,
@@ -83,31 +89,54 @@ pub(crate) fn with_errptr<R>(
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(r)) => r,
         Ok(Err(msg)) => {
-            save_error(errptr, &msg);
+            report_error(errptr, msg);
             fallback
         }
         Err(payload) => {
-            let msg = format!(
-                "IO error: internal error in {function}: {}",
-                panic_message(&*payload)
-            );
-            save_error(errptr, &msg);
+            report_panic(function, errptr, payload);
             fallback
         }
     }
 }
 
+/// `with_errptr`'s error path: the message saved in `*errptr`.
+#[cold]
+#[inline(never)]
+fn report_error(errptr: *mut *mut c_char, msg: String) {
+    save_error(errptr, &msg);
+}
+
+/// `with_errptr`'s panic path: the panic saved in `*errptr` as an `IO
+/// error` naming the function.
+#[cold]
+#[inline(never)]
+fn report_panic(function: &str, errptr: *mut *mut c_char, payload: Box<dyn Any + Send>) {
+    let msg = format!(
+        "IO error: internal error in {function}: {}",
+        panic_message(&*payload)
+    );
+    save_error(errptr, &msg);
+}
+
 /// Runs `f` for a function that cannot report an error: a panic aborts the
 /// process with a message on stderr instead of unwinding into C.
+///
+/// Always inlined, as `with_errptr`; the abort is out of line.
+#[inline(always)]
 pub(crate) fn or_abort<R>(function: &str, f: impl FnOnce() -> R) -> R {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
-        Err(payload) => {
-            eprintln!(
-                "shale-c: internal error in {function}: {}; aborting",
-                panic_message(&*payload)
-            );
-            std::process::abort()
-        }
+        Err(payload) => abort_on_panic(function, payload),
     }
+}
+
+/// `or_abort`'s panic path: a message on stderr, then abort.
+#[cold]
+#[inline(never)]
+fn abort_on_panic(function: &str, payload: Box<dyn Any + Send>) -> ! {
+    eprintln!(
+        "shale-c: internal error in {function}: {}; aborting",
+        panic_message(&*payload)
+    );
+    std::process::abort()
 }

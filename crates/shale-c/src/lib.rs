@@ -13,6 +13,11 @@
 //!   `leveldb_free`.
 //! - Bools are `uint8_t`, non-zero meaning true.
 //!
+//! A thread that has called `leveldb_get` keeps the buffer values are read
+//! into before their `malloc`'d copy is made, for its next call (one
+//! allocation per lookup, the copy); a buffer over 64 KiB is freed after
+//! the call.
+//!
 //! Beyond the header's contract (which says every pointer is non-NULL),
 //! NULL handles are tolerated: a call on a NULL handle does nothing, or
 //! reports `Invalid argument` through `errptr`. A Rust panic never unwinds
@@ -36,7 +41,10 @@
 mod callbacks;
 mod ffi;
 mod status;
+#[cfg(test)]
+mod tests;
 
+use std::cell::Cell;
 use std::ffi::{CStr, OsStr};
 use std::os::raw::{c_char, c_int, c_void};
 use std::os::unix::ffi::OsStrExt;
@@ -345,18 +353,46 @@ pub unsafe extern "C" fn leveldb_get(
         // alive; `key` holds `keylen` bytes (c.h's contract).
         let (db, opts, key) =
             unsafe { (db_ref(db)?, read_options_from(options), bytes(key, keylen)) };
-        match db.get_with(&opts, key).map_err(|e| status_string(&e))? {
-            None => Ok(ptr::null_mut()),
-            Some(value) => {
-                let p = malloc_copy(&value);
-                if p.is_null() {
-                    return Err("IO error: out of memory copying the value".to_string());
-                }
-                set_len(value.len());
-                Ok(p)
+        let copy = |value: &mut Vec<u8>| {
+            if !db
+                .get_into_with(&opts, key, value)
+                .map_err(|e| status_string(&e))?
+            {
+                return Ok(ptr::null_mut());
             }
-        }
+            let p = malloc_copy(value);
+            if p.is_null() {
+                return Err("IO error: out of memory copying the value".to_string());
+            }
+            set_len(value.len());
+            Ok(p)
+        };
+        with_get_buffer(copy)
     })
+}
+
+thread_local! {
+    /// The buffer `leveldb_get` reads a value into before copying it into
+    /// the `malloc`'d one it returns: kept from one call to the next, so
+    /// that a lookup allocates only the copy the C API hands out.
+    static GET_BUFFER: Cell<Vec<u8>> = const { Cell::new(Vec::new()) };
+}
+
+/// The most a thread's `GET_BUFFER` keeps between calls; a larger value's
+/// buffer is freed after the call.
+const GET_BUFFER_KEPT: usize = 64 << 10;
+
+/// Runs `f` on this thread's `GET_BUFFER`, taken out for the call: a
+/// `leveldb_get` made meanwhile (from a comparator or filter callback) or
+/// while the thread exits gets an empty one.
+fn with_get_buffer<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+    let mut buffer = GET_BUFFER.try_with(Cell::take).unwrap_or_default();
+    let result = f(&mut buffer);
+    if buffer.capacity() <= GET_BUFFER_KEPT {
+        // Fails only while the thread exits; the buffer is then freed here.
+        let _ = GET_BUFFER.try_with(|b| b.set(buffer));
+    }
+    result
 }
 
 #[no_mangle]
@@ -587,26 +623,16 @@ pub unsafe extern "C" fn leveldb_iter_seek(
 
 #[no_mangle]
 pub unsafe extern "C" fn leveldb_iter_next(iter: *mut leveldb_iterator_t) {
-    // SAFETY: NULL or a live iterator (c.h's contract).
-    unsafe {
-        with_cursor("leveldb_iter_next", iter, |c| {
-            if c.valid() {
-                c.next()
-            }
-        })
-    }
+    // SAFETY: NULL or a live iterator (c.h's contract). `Cursor::next` does
+    // nothing on a cursor that is not valid.
+    unsafe { with_cursor("leveldb_iter_next", iter, Cursor::next) }
 }
 
 #[no_mangle]
 pub unsafe extern "C" fn leveldb_iter_prev(iter: *mut leveldb_iterator_t) {
-    // SAFETY: NULL or a live iterator (c.h's contract).
-    unsafe {
-        with_cursor("leveldb_iter_prev", iter, |c| {
-            if c.valid() {
-                c.prev()
-            }
-        })
-    }
+    // SAFETY: NULL or a live iterator (c.h's contract). `Cursor::prev` does
+    // nothing on a cursor that is not valid.
+    unsafe { with_cursor("leveldb_iter_prev", iter, Cursor::prev) }
 }
 
 /// The pointer and length of the key or value at the iterator (NULL and 0

@@ -1,5 +1,7 @@
 //! load and export: JSON lines, CSV and a binary key-value stream, in
-//! constant memory.
+//! constant memory. `load` puts sorted input straight into tables (a bulk
+//! load), and falls back to write batches from the first key that goes
+//! back.
 //!
 //! Formats (also in the README's operator section):
 //! - `jsonl`: one object a line, `{"key": K, "value": V}`; a key or value
@@ -55,6 +57,8 @@ impl<R: Read> Read for Counting<R> {
 pub trait EntryReader {
     /// The next entry, `None` at the end.
     fn next_entry(&mut self) -> CliResult<Option<(Vec<u8>, Vec<u8>)>>;
+    /// The input line the last entry was read from, for a text format.
+    fn line(&self) -> Option<u64>;
 }
 
 struct JsonlReader<R> {
@@ -99,6 +103,10 @@ impl<R: BufRead> EntryReader for JsonlReader<R> {
             return Ok(Some((field("key")?, field("value")?)));
         }
     }
+
+    fn line(&self) -> Option<u64> {
+        Some(self.number)
+    }
 }
 
 struct CsvReader<R> {
@@ -130,6 +138,10 @@ impl<R: Read> EntryReader for CsvReader<R> {
             unescape(s).map_err(&bad)
         };
         Ok(Some((field(0)?, field(1)?)))
+    }
+
+    fn line(&self) -> Option<u64> {
+        self.record.position().map(|p| p.line())
     }
 }
 
@@ -190,6 +202,10 @@ impl<R: Read> EntryReader for KvReader<R> {
         self.read_exact(&mut value, "a value")?;
         self.count += 1;
         Ok(Some((key, value)))
+    }
+
+    fn line(&self) -> Option<u64> {
+        None
     }
 }
 
@@ -368,32 +384,75 @@ pub fn load(
 }
 
 /// What a load did.
+#[derive(Default)]
 pub struct LoadStats {
     pub entries: u64,
+    /// Entries that went straight into tables, and how many tables.
+    pub ingested: u64,
+    pub tables: usize,
     pub batches: u64,
+    /// The record whose key went back (the input is not sorted), with its line.
+    pub unsorted_at: Option<(u64, Option<u64>)>,
 }
 
 impl std::fmt::Display for LoadStats {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "loaded {} entries through {} write batches",
-            self.entries, self.batches
-        )
+        let tables = |n: usize| {
+            if n == 1 {
+                "1 table".to_string()
+            } else {
+                format!("{n} tables")
+            }
+        };
+        match self.unsorted_at {
+            None => write!(
+                f,
+                "loaded {} entries straight into {} (the input is sorted)",
+                self.entries,
+                tables(self.tables)
+            ),
+            Some((record, line)) => {
+                let line = line.map_or(String::new(), |l| format!(" (line {l})"));
+                writeln!(
+                    f,
+                    "record {record}{line} has a key before the one of the record before it: \
+                     the input is not sorted, so the records from it on went through write \
+                     batches"
+                )?;
+                let batches = match self.batches {
+                    1 => "1 write batch".to_string(),
+                    n => format!("{n} write batches"),
+                };
+                write!(
+                    f,
+                    "loaded {} entries: {} straight into {}, {} through {batches}",
+                    self.entries,
+                    self.ingested,
+                    tables(self.tables),
+                    self.entries - self.ingested,
+                )
+            }
+        }
     }
 }
 
+/// Loads `entries`: while their keys increase, straight into tables
+/// through a bulk loader (memory stays constant: tables are written as they
+/// fill); from the first key that does not, what came before is installed
+/// and the rest goes through write batches of about `batch_bytes`, so that
+/// a later record still wins over an earlier one with the same key. An
+/// error in the input stops the load: the entries being loaded into tables
+/// are then dropped, batches already written stay.
 fn load_entries(
     db: &Db,
     entries: &mut dyn EntryReader,
     batch_bytes: usize,
     tick: &mut dyn FnMut(),
 ) -> CliResult<LoadStats> {
-    let mut stats = LoadStats {
-        entries: 0,
-        batches: 0,
-    };
-    let mut batch = WriteBatch::with_capacity(batch_bytes + (64 << 10));
+    let mut stats = LoadStats::default();
+    let mut loader = Some(db.bulk_loader()?);
+    let mut last_key = Vec::new();
+    let mut batch = WriteBatch::new();
     let write = |batch: &mut WriteBatch, stats: &mut LoadStats, sync: bool| -> CliResult<()> {
         if !batch.is_empty() || sync {
             db.write(&WriteOptions { sync }, batch)?;
@@ -402,16 +461,41 @@ fn load_entries(
         }
         Ok(())
     };
+    let bad_key = |k: &[u8], e: shale::Error| CliError::error(format!("key {}: {e}", escape(k)));
     while let Some((k, v)) = entries.next_entry()? {
-        batch
-            .put(&k, &v)
-            .map_err(|e| CliError::error(format!("key {}: {e}", escape(&k))))?;
         stats.entries += 1;
+        if let Some(l) = loader.as_mut() {
+            if stats.entries == 1 || k > last_key {
+                l.add(&k, &v).map_err(|e| bad_key(&k, e))?;
+                last_key.clear();
+                last_key.extend_from_slice(&k);
+                if stats.entries.is_multiple_of(4096) {
+                    tick();
+                }
+                continue;
+            }
+            // The key goes back: what came before is installed first.
+            if let Some(l) = loader.take() {
+                let done = l.finish()?;
+                stats.ingested = done.entries;
+                stats.tables = done.tables.len();
+            }
+            stats.unsorted_at = Some((stats.entries, entries.line()));
+            batch = WriteBatch::with_capacity(batch_bytes + (64 << 10));
+        }
+        batch.put(&k, &v).map_err(|e| bad_key(&k, e))?;
         if batch.approximate_size() >= batch_bytes {
             write(&mut batch, &mut stats, false)?;
             tick();
         }
     }
-    write(&mut batch, &mut stats, true)?;
+    match loader {
+        Some(l) => {
+            let done = l.finish()?;
+            stats.ingested = done.entries;
+            stats.tables = done.tables.len();
+        }
+        None => write(&mut batch, &mut stats, true)?,
+    }
     Ok(stats)
 }

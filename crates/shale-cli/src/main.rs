@@ -203,8 +203,15 @@ enum Command {
         yes: bool,
     },
     /// Load entries from JSON lines, CSV or a key-value stream
+    ///
+    /// Input sorted by key (as `export` writes it) goes straight into table
+    /// files, installed all at once at the end, skipping the log, the
+    /// memtable and the compactions that would move it down. From the first
+    /// key that is not after the one before it, what came before is
+    /// installed and the rest goes through write batches (later records
+    /// still win over earlier ones).
     #[command(
-        after_help = "Example:\n  shale load ./db --input data.jsonl --create\n  shale export ./old | shale load ./new --create --format kv"
+        after_help = "Example:\n  shale load ./db --input data.jsonl --create\n  shale export ./old --format kv | shale load ./new --create --format kv   # sorted: straight into tables"
     )]
     Load {
         db: PathBuf,
@@ -216,7 +223,8 @@ enum Command {
         /// Create the database if it does not exist.
         #[arg(long)]
         create: bool,
-        /// Approximate bytes of one write batch.
+        /// Approximate bytes of one write batch, once the input turns out
+        /// not to be sorted.
         #[arg(long, default_value_t = 1 << 20)]
         batch_bytes: usize,
         #[command(flatten)]

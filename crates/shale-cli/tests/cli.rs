@@ -563,6 +563,184 @@ fn load_reports_bad_input_with_its_line() {
         .stderr(contains("truncated"));
 }
 
+/// Every entry of the Shale database at `db`, in key order.
+fn entries_of(db: &Path) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let db = shale::Db::open(db, shale::Options::default()).unwrap();
+    db.iter()
+        .map(|r| {
+            let (k, v) = r.unwrap();
+            (k.to_vec(), v.to_vec())
+        })
+        .collect()
+}
+
+fn jsonl(entries: &[(&str, &str)]) -> String {
+    entries
+        .iter()
+        .map(|(k, v)| format!("{{\"key\":\"{k}\",\"value\":\"{v}\"}}\n"))
+        .collect()
+}
+
+#[test]
+fn load_puts_sorted_input_straight_into_tables() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    let input: String = (0..5000u32)
+        .map(|i| {
+            let (k, v) = (key(i), value(i));
+            let (k, v) = (String::from_utf8(k).unwrap(), String::from_utf8(v).unwrap());
+            format!("{{\"key\":\"{k}\",\"value\":\"{v}\"}}\n")
+        })
+        .collect();
+    shale()
+        .arg("load")
+        .arg(&db)
+        .arg("--create")
+        .write_stdin(input)
+        .assert()
+        .success()
+        .stderr(contains(
+            "loaded 5000 entries straight into 1 table (the input is sorted)",
+        ));
+    // A table at the deepest level, and no write in any log.
+    let logs: u64 = files(&db, "log")
+        .iter()
+        .map(|l| std::fs::metadata(l).unwrap().len())
+        .sum();
+    assert_eq!(logs, 0, "nothing went through the log");
+    let stats = shale()
+        .args(["stats", "--fast"])
+        .arg(&db)
+        .assert()
+        .success()
+        .get_output()
+        .stdout
+        .clone();
+    let stats = String::from_utf8(stats).unwrap();
+    let got = entries_of(&db);
+    assert_eq!(got.len(), 5000, "{stats}");
+    assert!(got
+        .iter()
+        .enumerate()
+        .all(|(i, (k, v))| *k == key(i as u32) && *v == value(i as u32)));
+    let opened = shale::Db::open(&db, shale::Options::default()).unwrap();
+    assert_eq!(
+        opened.property("leveldb.num-files-at-level6").as_deref(),
+        Some("1"),
+        "{stats}"
+    );
+    drop(opened);
+
+    // Into a database with data: the loaded values win, the rest stays.
+    shale()
+        .args(["put"])
+        .arg(&db)
+        .args(["key000010", "old"])
+        .assert()
+        .success();
+    shale()
+        .args(["put"])
+        .arg(&db)
+        .args(["zzz", "kept"])
+        .assert()
+        .success();
+    shale()
+        .arg("load")
+        .arg(&db)
+        .write_stdin(jsonl(&[("key000010", "new"), ("key000011", "new")]))
+        .assert()
+        .success()
+        .stderr(contains("straight into 1 table"));
+    shale()
+        .arg("get")
+        .arg(&db)
+        .arg("key000010")
+        .assert()
+        .success()
+        .stdout("new\n");
+    shale()
+        .arg("get")
+        .arg(&db)
+        .arg("zzz")
+        .assert()
+        .success()
+        .stdout("kept\n");
+    shale()
+        .arg("count")
+        .arg(&db)
+        .assert()
+        .success()
+        .stdout("5001\n");
+}
+
+#[test]
+fn load_turns_to_write_batches_when_a_key_goes_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    // Record 4 goes back; later records win over earlier ones with their key.
+    shale()
+        .arg("load")
+        .arg(&db)
+        .arg("--create")
+        .write_stdin(jsonl(&[
+            ("a", "1"),
+            ("c", "1"),
+            ("d", "1"),
+            ("b", "2"),
+            ("c", "2"),
+            ("a", "3"),
+        ]))
+        .assert()
+        .success()
+        .stderr(
+            contains("record 4 (line 4)")
+                .and(contains("not sorted"))
+                .and(contains(
+                    "loaded 6 entries: 3 straight into 1 table, 3 through 1 write batch",
+                )),
+        );
+    let expected: Vec<(Vec<u8>, Vec<u8>)> = [("a", "3"), ("b", "2"), ("c", "2"), ("d", "1")]
+        .iter()
+        .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
+        .collect();
+    assert_eq!(entries_of(&db), expected);
+
+    // A repeated key goes back too; CSV lines count the header.
+    let db = tmp.path().join("csv");
+    shale()
+        .arg("load")
+        .arg(&db)
+        .args(["--create", "--format", "csv"])
+        .write_stdin("key,value\nk1,first\nk2,x\nk2,second\n")
+        .assert()
+        .success()
+        .stderr(contains("record 3 (line 4)"));
+    shale()
+        .arg("get")
+        .arg(&db)
+        .arg("k2")
+        .assert()
+        .success()
+        .stdout("second\n");
+
+    // Bad input while loading into tables loads nothing of them.
+    let db = tmp.path().join("bad");
+    shale()
+        .arg("load")
+        .arg(&db)
+        .arg("--create")
+        .write_stdin(format!("{}not json\n", jsonl(&[("a", "1"), ("b", "2")])))
+        .assert()
+        .code(3)
+        .stderr(contains("line 3"));
+    shale()
+        .arg("count")
+        .arg(&db)
+        .assert()
+        .success()
+        .stdout("0\n");
+}
+
 #[test]
 fn read_commands_work_while_another_process_holds_the_database() {
     let tmp = tempfile::tempdir().unwrap();

@@ -740,6 +740,52 @@ fn leveldb_files_reused_by_shale_read_back_in_both() {
     }
 }
 
+/// Tables Shale's bulk ingestion writes and installs are ordinary LevelDB
+/// tables: LevelDB 1.23 opens the database, reads back the loaded entries
+/// over the older ones, and compacts them.
+#[test]
+fn database_after_bulk_ingestion_reads_back_in_leveldb() {
+    for (i, cfg) in CONFIGS.into_iter().enumerate() {
+        let seed = 0x5ea1_0401 + i as u64;
+        let first = workload(seed, OPS / 2, KEY_SPACE);
+        let second = workload(seed ^ 0xffff, 2_000, KEY_SPACE);
+        let mut model = Model::default();
+        first.iter().for_each(|op| model.apply(op));
+
+        let (_dir, path) = temp_db();
+        reference_writes(&path, cfg, &first);
+        {
+            let db = shale::Db::open(&path, cfg.shale())
+                .unwrap_or_else(|e| panic!("{cfg:?} seed {seed:#x}: shale open: {e}"));
+            // Writes in the memtable (flushed before the tables go in), then
+            // a load over half the key space, past its end, with overwrites
+            // of live and deleted keys.
+            second.iter().for_each(|op| model.apply(op));
+            write_shale(&db, &second);
+            let mut rng = StdRng::seed_from_u64(seed);
+            let loaded: Vec<Op> = (KEY_SPACE / 4..KEY_SPACE + KEY_SPACE / 4)
+                .map(|n| Op::Put(key(n), value(&mut rng, n)))
+                .collect();
+            let done = db
+                .ingest_sorted(loaded.iter().map(|op| match op {
+                    Op::Put(k, v) => (k.as_slice(), v.as_slice()),
+                    Op::Delete(k) => (k.as_slice(), &[][..]),
+                }))
+                .unwrap_or_else(|e| panic!("{cfg:?} seed {seed:#x}: ingest: {e}"));
+            loaded.iter().for_each(|op| model.apply(op));
+            assert!(done.tables.len() > 1, "{cfg:?}: {done:?}");
+            verify_shale(&db, &model, cfg);
+        }
+        check_tables(&path, cfg, "shale after ingestion");
+
+        let db = RefDb::open(&path, cfg.reference())
+            .unwrap_or_else(|e| panic!("{cfg:?} seed {seed:#x}: reference open: {e}"));
+        verify_ref(&db, &model, cfg);
+        db.compact_all();
+        verify_ref(&db, &model, cfg);
+    }
+}
+
 // -- The LOCK file keeps the other engine out --------------------------------
 //
 // LevelDB locks `LOCK` with an `fcntl` write lock, which another lock of the

@@ -88,7 +88,9 @@ mod version;
 pub use batch::{BatchOp, Iter as BatchIter, WriteBatch, MAX_KEY_LEN, MAX_VALUE_LEN};
 pub use comparator::{BytewiseComparator, Comparator};
 pub use db::snapshot::{ReadOptions, Snapshot};
-pub use db::{destroy, repair, Cursor, Db, Iter, LevelStats, Stats};
+pub use db::{
+    destroy, repair, BulkLoader, Cursor, Db, IngestStats, IngestedTable, Iter, LevelStats, Stats,
+};
 pub use error::{Error, Result};
 pub use filter_policy::FilterPolicy;
 pub use options::{Options, WriteOptions};

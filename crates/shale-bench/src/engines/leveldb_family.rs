@@ -88,8 +88,12 @@ pub(super) struct LevelDbApi {
 /// A point lookup through `leveldb_get`, which returns a malloc'ed copy of
 /// the value (null when absent), freed with `free` after copying.
 ///
+/// Inlined into each engine's `get`, so that a lookup takes one call before
+/// the library's.
+///
 /// # Safety
 /// `get` and `free` are the same library's; `db` and `o` are open.
+#[inline(always)]
 pub(super) unsafe fn get_copy(
     get: RawGetFn,
     free: unsafe extern "C" fn(*mut std::ffi::c_void),

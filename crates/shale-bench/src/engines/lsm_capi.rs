@@ -91,6 +91,7 @@ pub(super) struct LsmCApi<T: LsmTypes> {
 /// # Safety
 /// `err` must be null or a message allocated by the library `free` belongs
 /// to.
+#[inline]
 pub(super) unsafe fn check(
     free: unsafe extern "C" fn(*mut c_void),
     err: *mut c_char,
@@ -98,11 +99,22 @@ pub(super) unsafe fn check(
     if err.is_null() {
         return Ok(());
     }
+    // SAFETY: as the caller guarantees.
+    Err(unsafe { take_error(free, err) })
+}
+
+/// `check`'s error path: the message, freed.
+///
+/// # Safety
+/// As for [`check`], and `err` is not null.
+#[cold]
+#[inline(never)]
+unsafe fn take_error(free: unsafe extern "C" fn(*mut c_void), err: *mut c_char) -> Error {
     // SAFETY: the library's error messages are NUL-terminated and malloc'ed.
     let msg = unsafe { util::string_from(err) };
     // SAFETY: allocated by the library, freed once.
     unsafe { free(err.cast()) };
-    Err(Error::new(msg))
+    Error::new(msg)
 }
 
 /// An open database with the read options and the two write options
@@ -292,73 +304,97 @@ impl<T: LsmTypes> Session for LsmSession<'_, T> {
         if it.is_null() {
             return Err(Error::new("create_iterator returned no iterator"));
         }
-        Ok(Box::new(LsmIter { it, h: self.h }))
+        Ok(Box::new(LsmIter {
+            it,
+            api: self.h.api,
+            h: self.h,
+            valid: false,
+        }))
     }
 }
 
+/// An iterator of the library. `valid` is the library's `iter_valid` as of
+/// the last move: only a move (a seek, `next`, `prev`) changes it, so it is
+/// asked once per move, as LevelDB's db_bench asks `Valid()` once per entry,
+/// and not again before each `key`, `value` and move.
 struct LsmIter<'a, T: LsmTypes> {
     it: *mut T::Iter,
+    /// `h.api`, one load nearer.
+    api: &'static LsmCApi<T>,
     h: &'a Handles<T>,
+    valid: bool,
+}
+
+impl<T: LsmTypes> LsmIter<'_, T> {
+    /// Asks the library whether the iterator is on an entry, after a move.
+    fn moved(&mut self) {
+        // SAFETY: a live iterator.
+        self.valid = unsafe { (self.api.iter_valid)(self.it) != 0 };
+    }
 }
 
 impl<T: LsmTypes> Drop for LsmIter<'_, T> {
     fn drop(&mut self) {
         // SAFETY: created by `create_iterator`, destroyed once.
-        unsafe { (self.h.api.iter_destroy)(self.it) };
+        unsafe { (self.api.iter_destroy)(self.it) };
     }
 }
 
 impl<T: LsmTypes> EngineIter for LsmIter<'_, T> {
     fn seek_to_first(&mut self) {
         // SAFETY: a live iterator.
-        unsafe { (self.h.api.iter_seek_to_first)(self.it) }
+        unsafe { (self.api.iter_seek_to_first)(self.it) };
+        self.moved();
     }
     fn seek_to_last(&mut self) {
         // SAFETY: a live iterator.
-        unsafe { (self.h.api.iter_seek_to_last)(self.it) }
+        unsafe { (self.api.iter_seek_to_last)(self.it) };
+        self.moved();
     }
     fn seek(&mut self, key: &[u8]) {
         // SAFETY: a live iterator; the key is copied.
-        unsafe { (self.h.api.iter_seek)(self.it, key.as_ptr().cast(), key.len()) }
+        unsafe { (self.api.iter_seek)(self.it, key.as_ptr().cast(), key.len()) };
+        self.moved();
     }
     fn next(&mut self) {
-        if self.valid() {
+        if self.valid {
             // SAFETY: live and positioned.
-            unsafe { (self.h.api.iter_next)(self.it) }
+            unsafe { (self.api.iter_next)(self.it) };
+            self.moved();
         }
     }
     fn prev(&mut self) {
-        if self.valid() {
+        if self.valid {
             // SAFETY: live and positioned.
-            unsafe { (self.h.api.iter_prev)(self.it) }
+            unsafe { (self.api.iter_prev)(self.it) };
+            self.moved();
         }
     }
     fn valid(&self) -> bool {
-        // SAFETY: a live iterator.
-        unsafe { (self.h.api.iter_valid)(self.it) != 0 }
+        self.valid
     }
     fn key(&self) -> &[u8] {
-        if !self.valid() {
+        if !self.valid {
             return &[];
         }
         let mut len = 0;
         // SAFETY: positioned; the key stays valid until the iterator moves,
         // which needs `&mut self`.
-        unsafe { util::slice((self.h.api.iter_key)(self.it, &mut len).cast(), len) }
+        unsafe { util::slice((self.api.iter_key)(self.it, &mut len).cast(), len) }
     }
     fn value(&self) -> &[u8] {
-        if !self.valid() {
+        if !self.valid {
             return &[];
         }
         let mut len = 0;
         // SAFETY: as for `key`.
-        unsafe { util::slice((self.h.api.iter_value)(self.it, &mut len).cast(), len) }
+        unsafe { util::slice((self.api.iter_value)(self.it, &mut len).cast(), len) }
     }
     fn status(&self) -> Result<()> {
         let mut err = ptr::null_mut();
         // SAFETY: a live iterator; the error is freed by `check`.
         unsafe {
-            (self.h.api.iter_get_error)(self.it, &mut err);
+            (self.api.iter_get_error)(self.it, &mut err);
             self.h.check(err)
         }
     }

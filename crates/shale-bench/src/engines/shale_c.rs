@@ -183,10 +183,25 @@ unsafe fn get(
     key: &[u8],
     value: &mut Vec<u8>,
 ) -> Result<bool> {
-    let lib = loaded().map_err(Error::new)?;
+    // `db` was opened through the library, so it is loaded: no `loaded()`
+    // (and its error's copy) on the path of every lookup.
+    let Some(Ok(lib)) = LOADED.get() else {
+        return Err(not_loaded());
+    };
     // SAFETY: the library's own get and free; the caller keeps `db` and `o`
     // open.
     unsafe { get_copy(lib.get, lib.api.lsm.free, db, o, key, value) }
+}
+
+/// `get`'s error for a library that is not loaded (it cannot happen: the
+/// database was opened through it).
+#[cold]
+fn not_loaded() -> Error {
+    Error::new(
+        loaded()
+            .err()
+            .unwrap_or_else(|| "libshale_c.so is not loaded".to_string()),
+    )
 }
 
 /// `Ok` if the library can be found, else the reason.

@@ -73,6 +73,7 @@ impl JobHost for DbInner {
         let mut st = self.state.lock();
         let n = st.versions.new_file_number();
         st.pending_outputs.insert(n);
+        st.compaction_outputs.push(n);
         n
     }
 }
@@ -92,7 +93,10 @@ impl DbInner {
             if self.shutting_down.load(AtomicOrdering::Acquire) {
                 break;
             }
+            // An ingestion installing its tables needs the version to stay
+            // as it placed them until its edit is in.
             let has_work = st.bg_error.is_none()
+                && !st.ingesting
                 && (st.imm.is_some()
                     || st.manual.as_ref().is_some_and(|m| !m.done)
                     || st.versions.needs_compaction());
@@ -175,10 +179,12 @@ impl DbInner {
             ));
         } else {
             let result = self.do_compaction_work(st, &mut c);
-            // The single background thread is the only writer of tables, so
-            // once its compaction is over no pending output remains: good
-            // outputs are in the current version, failed ones are garbage.
-            st.pending_outputs.clear();
+            // Once the compaction is over its outputs need no protection:
+            // good ones are in the current version, failed ones are garbage.
+            // (Only its own: a bulk load may be writing tables meanwhile.)
+            for n in std::mem::take(&mut st.compaction_outputs) {
+                st.pending_outputs.remove(&n);
+            }
             // The compaction holds the version it read, which names the
             // files it replaced: released first, or they would look live
             // and stay on disk until some later compaction.
@@ -409,8 +415,13 @@ impl DbInner {
     /// Records `edit` in the MANIFEST and installs the new version. The
     /// MANIFEST write and its fdatasync run without the state mutex, so
     /// writers and readers go on meanwhile; only this (the background)
-    /// thread applies edits while the database is open.
-    fn apply_edit(&self, st: &mut MutexGuard<'_, State>, edit: &mut VersionEdit) -> Result<()> {
+    /// thread applies edits while the database is open, except an
+    /// ingestion, which first waits for the thread to stop between steps.
+    pub(crate) fn apply_edit(
+        &self,
+        st: &mut MutexGuard<'_, State>,
+        edit: &mut VersionEdit,
+    ) -> Result<()> {
         let mut pending = st.versions.begin_apply(edit)?;
         let written = MutexGuard::unlocked(st, || pending.write());
         st.versions.finish_apply(pending, written)

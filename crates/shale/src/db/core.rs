@@ -132,8 +132,14 @@ pub(crate) struct State {
     pub(crate) bg_error: Option<Error>,
     pub(crate) manual: Option<ManualCompaction>,
     pub(crate) pending_outputs: BTreeSet<u64>,
+    /// The outputs of the compaction running, also in `pending_outputs`
+    /// until it ends (a bulk load's tables are pending meanwhile too).
+    pub(crate) compaction_outputs: Vec<u64>,
     pub(crate) stats: [CompactionStats; NUM_LEVELS],
     pub(crate) bg_busy: bool,
+    /// An ingestion is installing its tables: the background thread starts
+    /// no new step until it is done (see `db/ingest.rs`).
+    pub(crate) ingesting: bool,
 }
 
 /// Shared between the handle, the writers and the background thread.
@@ -283,8 +289,10 @@ impl Db {
             bg_error: None,
             manual: None,
             pending_outputs: BTreeSet::new(),
+            compaction_outputs: Vec::new(),
             stats: Default::default(),
             bg_busy: false,
+            ingesting: false,
         };
         let inner = Arc::new(DbInner {
             super_version: ArcSwap::from_pointee(SuperVersion {

@@ -3,6 +3,7 @@
 //! Rust iterators (`iter`), snapshots and read options (`snapshot`),
 //! properties and stats (`properties`), background flushes and the scheduling
 //! of compactions (`background`, `wakeup`), memtable-to-table (`builder`),
+//! bulk ingestion of sorted entries straight into tables (`ingest`),
 //! the info log (`info_log`) and `repair`.
 
 pub(crate) mod background;
@@ -11,6 +12,7 @@ pub(crate) mod builder;
 mod compression_tests;
 pub(crate) mod core;
 pub(crate) mod info_log;
+pub(crate) mod ingest;
 pub(crate) mod iter;
 mod properties;
 pub(crate) mod read;
@@ -21,6 +23,7 @@ mod wakeup;
 pub(crate) mod write;
 
 pub use self::core::{destroy, Db};
+pub use self::ingest::{BulkLoader, IngestStats, IngestedTable};
 pub use self::iter::{Cursor, Iter};
 pub use self::properties::{LevelStats, Stats};
 pub use self::repair::repair;

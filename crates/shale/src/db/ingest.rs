@@ -1,0 +1,739 @@
+//! Bulk ingestion: sorted entries written straight into table files and
+//! installed with one version edit ([`Db::bulk_loader`], [`Db::ingest_sorted`]).
+//!
+//! The loader writes its tables in the database directory as they fill,
+//! with the database's own table builder and options, under file numbers
+//! kept in `pending_outputs` so that no cleanup deletes them. Every entry
+//! carries one sequence number, taken when the loader starts: the keys are
+//! strictly increasing, so no two entries share an internal key.
+//!
+//! `finish` takes the write path as a leader does (writers wait meanwhile),
+//! then:
+//!
+//! 1. empties the memtables (a switch and a flush, when they hold anything),
+//!    so that the edit can name the current log as the oldest one needed:
+//!    recovery then never replays a log written before the ingestion
+//!    followed by one written after it, whose sequence numbers would not
+//!    run on (the ingestion's number is in no log);
+//! 2. checks that no write took a sequence number since the loader started;
+//!    if one did, the tables are rewritten under the next free number (a
+//!    snapshot taken meanwhile may hold any number up to the last write's,
+//!    and must not see the ingested entries);
+//! 3. waits for the background thread to stop between steps and keeps it
+//!    there, so that no flush or compaction changes the levels while the
+//!    tables are placed;
+//! 4. places each table at the deepest level that no file of it or of any
+//!    level above it overlaps, so that every older entry for its keys lies
+//!    deeper; when level 0 overlaps, the table goes to level 0 under a
+//!    fresh (renamed) file number, since lookups search level 0 newest
+//!    number first;
+//! 5. records the tables, the new last sequence and the current log in one
+//!    version edit (the directory synced, then the MANIFEST record synced),
+//!    installs the new version and publishes the sequence number.
+//!
+//! A crash before step 5's MANIFEST record is durable leaves table files no
+//! version names, which the cleanup after the next open deletes; after it,
+//! the whole ingestion is there. A failure to write the edit is sticky, as a
+//! failed flush is: the record may be on disk, so the files are kept.
+
+use std::cmp::Ordering;
+use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::Ordering as AtomicOrdering;
+use std::sync::Arc;
+
+use parking_lot::MutexGuard;
+
+use crate::batch::check_update;
+use crate::comparator::Comparator;
+use crate::db::core::{panic_message, Db, DbInner, State};
+use crate::error::{Error, Result};
+use crate::filename::table_file_name;
+use crate::keys::{
+    append_internal_key, parse_internal_key, InternalKey, SequenceNumber, ValueType,
+    MAX_SEQUENCE_NUMBER,
+};
+use crate::sstable::TableBuilder;
+use crate::version::edit::{FileMetaData, VersionEdit};
+use crate::version::version::{some_file_overlaps_range, Version};
+use crate::version::NUM_LEVELS;
+
+impl Db {
+    /// Starts a bulk load: sorted entries written straight into table files,
+    /// installed all at once by [`BulkLoader::finish`]: no log, no memtable,
+    /// and no compaction to move them down the levels, as writes need.
+    ///
+    /// Keys must come in strictly increasing order under the database's
+    /// comparator. The loaded entries shadow older values of the same keys,
+    /// deletions included, and are invisible to snapshots and iterators
+    /// taken before `finish`. See [`BulkLoader`].
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+    /// db.put(b"key0001", b"old")?;
+    /// let mut loader = db.bulk_loader()?;
+    /// for i in 0..1000u32 {
+    ///     loader.add(format!("key{i:04}").as_bytes(), b"loaded")?;
+    /// }
+    /// let done = loader.finish()?;
+    /// assert_eq!(done.entries, 1000);
+    /// assert_eq!(db.get(b"key0001")?.as_deref(), Some(&b"loaded"[..]));
+    /// # Ok(()) }
+    /// ```
+    pub fn bulk_loader(&self) -> Result<BulkLoader<'_>> {
+        BulkLoader::new(&self.inner)
+    }
+
+    /// Loads `entries`, which must be sorted by key (strictly increasing
+    /// under the database's comparator), straight into table files: a
+    /// [`BulkLoader`] fed from an iterator. On any error, an out-of-order
+    /// key among them, nothing is installed.
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+    /// let entries = (0..100u32).map(|i| (format!("k{i:03}"), i.to_string()));
+    /// db.ingest_sorted(entries)?;
+    /// assert_eq!(db.get(b"k042")?.as_deref(), Some(&b"42"[..]));
+    ///
+    /// // Out of order: refused, and nothing of it is loaded.
+    /// let err = db.ingest_sorted([("x", "1"), ("w", "2")]).unwrap_err();
+    /// assert!(matches!(err, shale::Error::InvalidArgument(_)), "{err}");
+    /// assert_eq!(db.get(b"x")?, None);
+    /// # Ok(()) }
+    /// ```
+    pub fn ingest_sorted<I, K, V>(&self, entries: I) -> Result<IngestStats>
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<[u8]>,
+        V: AsRef<[u8]>,
+    {
+        let mut loader = self.bulk_loader()?;
+        for (key, value) in entries {
+            loader.add(key.as_ref(), value.as_ref())?;
+        }
+        loader.finish()
+    }
+}
+
+/// A bulk load in progress, from [`Db::bulk_loader`]: entries added in
+/// strictly increasing key order go straight into table files, installed
+/// into the database all at once by [`finish`](BulkLoader::finish).
+///
+/// Why this shape: RocksDB splits the job in two, an `SstFileWriter` that
+/// writes a file anywhere and an `IngestExternalFile` that checks it against
+/// the database, then copies or links it in and stamps a sequence number
+/// into it. A Shale table holds LevelDB's format, which has no place for a
+/// stamped sequence number, so each entry's number must be known when it is
+/// written; and a loader that belongs to the database builds its tables in
+/// place, with the database's own options (block size, compression, filter
+/// policy, `max_file_size`, at which tables are cut), and protects them from
+/// the database's cleanup until they are installed. Memory stays constant:
+/// a table is written as it fills.
+///
+/// - [`add`](BulkLoader::add) refuses a key that does not come after the
+///   one before it with [`Error::InvalidArgument`] naming both keys and the
+///   entry's position (counted from 1); the refused entry is not added, and
+///   the loader may go on or be finished with what it has.
+/// - Dropping the loader without `finish` abandons it: its files are
+///   removed and nothing is installed.
+/// - Writes may go on while a load runs, from any thread. But every write
+///   takes a sequence number, and when one was taken after the loader
+///   started, `finish` must rewrite the tables under a newer number before
+///   installing them (it reports it in [`IngestStats::rewritten`]). Writes
+///   wait while `finish` installs the tables (and while it rewrites them).
+///
+/// ```
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+/// let mut loader = db.bulk_loader()?;
+/// loader.add(b"apple", b"red")?;
+/// loader.add(b"cherry", b"dark red")?;
+/// let err = loader.add(b"banana", b"yellow").unwrap_err();
+/// assert!(err.to_string().contains("entry 3"), "{err}");
+/// assert_eq!(loader.entries(), 2);
+///
+/// let snap = db.snapshot();
+/// let done = loader.finish()?;
+/// // The tables went to the deepest level, the database being empty.
+/// assert_eq!(done.tables.len(), 1);
+/// assert_eq!(done.tables[0].level, 6);
+/// assert_eq!(db.get(b"cherry")?.as_deref(), Some(&b"dark red"[..]));
+/// // A snapshot taken before does not see them.
+/// let then = shale::ReadOptions { snapshot: Some(&snap), ..Default::default() };
+/// assert_eq!(db.get_with(&then, b"cherry")?, None);
+/// # Ok(()) }
+/// ```
+pub struct BulkLoader<'a> {
+    tables: TableSet<'a>,
+    ucmp: Arc<dyn Comparator>,
+    entries: u64,
+    /// The error that made an `add` fail midway (the table being written is
+    /// unusable): every later call returns it.
+    failed: Option<Error>,
+}
+
+/// What [`BulkLoader::finish`] installed.
+///
+/// ```
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+/// let done = db.ingest_sorted([("a", "1"), ("b", "2")])?;
+/// assert_eq!(done.entries, 2);
+/// assert_eq!(db.stats().last_sequence, done.sequence);
+/// assert!(!done.rewritten);
+/// let bytes: u64 = done.tables.iter().map(|t| t.bytes).sum();
+/// assert!(bytes > 0);
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct IngestStats {
+    /// Entries installed.
+    pub entries: u64,
+    /// The sequence number every installed entry carries (0 when there were
+    /// none): the database's last sequence number once installed.
+    pub sequence: u64,
+    /// The table files installed, in key order.
+    pub tables: Vec<IngestedTable>,
+    /// Writes during the load took sequence numbers after the loader's, so
+    /// the tables were rewritten under a newer one before being installed.
+    pub rewritten: bool,
+}
+
+/// One table file a bulk load installed, in [`IngestStats::tables`].
+///
+/// ```
+/// # fn main() -> shale::Result<()> {
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+/// let done = db.ingest_sorted([("a", "1")])?;
+/// let table = done.tables[0];
+/// let at_level = format!("leveldb.num-files-at-level{}", table.level);
+/// assert_eq!(db.property(&at_level).as_deref(), Some("1"));
+/// assert!(dir.path().join(format!("{:06}.ldb", table.number)).exists());
+/// # Ok(()) }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct IngestedTable {
+    /// The level it was placed at.
+    pub level: usize,
+    /// Its file number (the file is `NNNNNN.ldb`).
+    pub number: u64,
+    /// Its size in bytes.
+    pub bytes: u64,
+}
+
+impl<'a> BulkLoader<'a> {
+    fn new(inner: &'a Arc<DbInner>) -> Result<BulkLoader<'a>> {
+        let sequence = {
+            let st = inner.state.lock();
+            if let Some(e) = &st.bg_error {
+                return Err(e.duplicate());
+            }
+            st.versions.last_sequence + 1
+        };
+        if sequence > MAX_SEQUENCE_NUMBER {
+            return Err(Error::InvalidArgument(format!(
+                "{}: sequence numbers exhausted (last used {})",
+                inner.dir.display(),
+                sequence - 1
+            )));
+        }
+        Ok(BulkLoader {
+            tables: TableSet::new(inner, sequence),
+            ucmp: inner.icmp.user_comparator().clone(),
+            entries: 0,
+            failed: None,
+        })
+    }
+
+    /// Adds an entry. `key` must sort after the key added before it (under
+    /// the database's comparator), and the key and value must be no longer
+    /// than [`put`](Db::put) accepts; otherwise the entry is refused with
+    /// [`Error::InvalidArgument`] and the loader stays as it was. A failure
+    /// to write a table (an I/O error, or an entry too large for a table)
+    /// fails this call and every later one.
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+    /// let mut loader = db.bulk_loader()?;
+    /// loader.add(b"k1", b"v")?;
+    /// let err = loader.add(b"k1", b"again").unwrap_err();
+    /// assert!(err.to_string().contains("repeats"), "{err}");
+    /// loader.add(b"k2", b"v")?;
+    /// assert_eq!(loader.finish()?.entries, 2);
+    /// # Ok(()) }
+    /// ```
+    pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        if let Some(e) = &self.failed {
+            return Err(e.duplicate());
+        }
+        let position = self.entries + 1;
+        check_update(key.len(), value.len()).map_err(|e| match e {
+            Error::InvalidArgument(why) => {
+                Error::InvalidArgument(format!("bulk load, entry {position}: {why}"))
+            }
+            other => other,
+        })?;
+        if self.entries > 0 {
+            let previous = &self.tables.last_key;
+            match self.ucmp.compare(key, previous) {
+                Ordering::Greater => {}
+                Ordering::Equal => {
+                    return Err(Error::InvalidArgument(format!(
+                        "bulk load, entry {position}: key '{}' repeats the key of the entry \
+                         before it (keys must be strictly increasing)",
+                        key.escape_ascii()
+                    )))
+                }
+                Ordering::Less => {
+                    return Err(Error::InvalidArgument(format!(
+                        "bulk load, entry {position}: key '{}' sorts before the previous key \
+                         '{}' under the comparator {} (keys must be strictly increasing)",
+                        key.escape_ascii(),
+                        previous.escape_ascii(),
+                        self.ucmp.name()
+                    )))
+                }
+            }
+        }
+        if let Err(e) = self.tables.add(key, value) {
+            self.failed = Some(e.duplicate());
+            return Err(e);
+        }
+        self.entries += 1;
+        Ok(())
+    }
+
+    /// The entries added so far.
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+    /// let mut loader = db.bulk_loader()?;
+    /// loader.add(b"a", b"1")?;
+    /// assert_eq!(loader.entries(), 1);
+    /// # Ok(()) }
+    /// ```
+    pub fn entries(&self) -> u64 {
+        self.entries
+    }
+
+    /// Finishes the last table and installs every table into the database
+    /// in one MANIFEST record (see the module notes in `db/ingest.rs`): when
+    /// it returns, the entries are durable and visible. A loader with no
+    /// entries installs nothing. On an error nothing is installed, unless
+    /// the error is about the MANIFEST record itself (it may be on disk):
+    /// then, as for a failed flush, the database refuses further writes.
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+    /// let mut loader = db.bulk_loader()?;
+    /// loader.add(b"a", b"1")?;
+    /// db.put(b"z", b"written meanwhile")?;
+    /// let done = loader.finish()?;
+    /// assert!(done.rewritten, "the put took a sequence number after the loader's");
+    /// assert_eq!(db.get(b"a")?.as_deref(), Some(&b"1"[..]));
+    /// # Ok(()) }
+    /// ```
+    pub fn finish(mut self) -> Result<IngestStats> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        self.tables.close_current()?;
+        if self.tables.done.is_empty() {
+            return Ok(IngestStats {
+                entries: 0,
+                sequence: 0,
+                tables: Vec::new(),
+                rewritten: false,
+            });
+        }
+        let inner = self.tables.inner;
+        inner.install_ingested(&mut self.tables, self.entries)
+    }
+}
+
+impl std::fmt::Debug for BulkLoader<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BulkLoader")
+            .field("db", &self.tables.inner.dir)
+            .field("entries", &self.entries)
+            .field("sequence", &self.tables.sequence)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The table being written.
+struct OpenTable {
+    number: u64,
+    builder: TableBuilder,
+    smallest: InternalKey,
+}
+
+/// The tables of a load: they take the entries in order, one sequence
+/// number for all, and are cut at `max_file_size`. Until installed, their
+/// numbers are pending outputs; dropped, it removes their files.
+struct TableSet<'a> {
+    inner: &'a Arc<DbInner>,
+    sequence: SequenceNumber,
+    max_file_size: u64,
+    current: Option<OpenTable>,
+    done: Vec<FileMetaData>,
+    /// The user key of the last entry added.
+    last_key: Vec<u8>,
+    /// The internal key being added (kept for its allocation).
+    ikey: Vec<u8>,
+    /// The tables may be named by a MANIFEST record (its write was tried):
+    /// they are never removed.
+    keep: bool,
+}
+
+impl<'a> TableSet<'a> {
+    fn new(inner: &'a Arc<DbInner>, sequence: SequenceNumber) -> TableSet<'a> {
+        TableSet {
+            inner,
+            sequence,
+            max_file_size: inner.options.max_file_size as u64,
+            current: None,
+            done: Vec::new(),
+            last_key: Vec::new(),
+            ikey: Vec::new(),
+            keep: false,
+        }
+    }
+
+    /// Adds an entry after every entry added before (the caller checked).
+    fn add(&mut self, user_key: &[u8], value: &[u8]) -> Result<()> {
+        self.ikey.clear();
+        append_internal_key(&mut self.ikey, user_key, self.sequence, ValueType::Value);
+        let table = match &mut self.current {
+            Some(t) => t,
+            slot @ None => slot.insert(open_table(self.inner, &self.ikey)?),
+        };
+        table.builder.add(&self.ikey, value)?;
+        self.last_key.clear();
+        self.last_key.extend_from_slice(user_key);
+        if table.builder.file_size() >= self.max_file_size {
+            self.close_current()?;
+        }
+        Ok(())
+    }
+
+    /// Finishes the table being written (if any), checks that it opens, and
+    /// adds it to `done`.
+    fn close_current(&mut self) -> Result<()> {
+        let Some(table) = self.current.take() else {
+            return Ok(());
+        };
+        let number = table.number;
+        let finished = table.builder.finish().and_then(|size| {
+            // Verify that the table is usable.
+            self.inner.table_cache.table(number, size)?;
+            Ok(size)
+        });
+        match finished {
+            Ok(size) => {
+                let largest = InternalKey::new(&self.last_key, self.sequence, ValueType::Value);
+                self.done
+                    .push(FileMetaData::new(number, size, table.smallest, largest));
+                Ok(())
+            }
+            Err(e) => {
+                self.inner.remove_unused_table(number);
+                Err(e)
+            }
+        }
+    }
+
+    /// Rewrites every finished table with its entries under `sequence`,
+    /// into new tables that replace them.
+    fn renumber(&mut self, sequence: SequenceNumber) -> Result<()> {
+        let old = std::mem::take(&mut self.done);
+        self.sequence = sequence;
+        let copied = (|| -> Result<()> {
+            for t in &old {
+                let mut it = self
+                    .inner
+                    .table_cache
+                    .iter(t.number, t.file_size, true, false)?;
+                it.seek_to_first();
+                while it.valid() {
+                    let parsed = parse_internal_key(it.key()).ok_or_else(|| {
+                        Error::corruption(
+                            table_file_name(&self.inner.dir, t.number),
+                            None,
+                            "bad internal key in a table being ingested",
+                        )
+                    })?;
+                    self.add(parsed.user_key, it.value())?;
+                    it.next();
+                }
+                it.status()?;
+            }
+            self.close_current()
+        })();
+        match copied {
+            Ok(()) => {
+                for t in old {
+                    self.inner.remove_unused_table(t.number);
+                }
+                Ok(())
+            }
+            Err(e) => {
+                // The drop removes the old tables with the new ones.
+                self.done.extend(old);
+                Err(e)
+            }
+        }
+    }
+}
+
+impl Drop for TableSet<'_> {
+    fn drop(&mut self) {
+        if let Some(t) = self.current.take() {
+            t.builder.abandon();
+            self.inner.remove_unused_table(t.number);
+        }
+        if self.keep {
+            return;
+        }
+        for t in std::mem::take(&mut self.done) {
+            self.inner.remove_unused_table(t.number);
+        }
+    }
+}
+
+/// Starts a table whose first internal key is `first`.
+fn open_table(inner: &DbInner, first: &[u8]) -> Result<OpenTable> {
+    let number = inner.new_pending_number();
+    let path = table_file_name(&inner.dir, number);
+    match inner.options.fs.new_writable_file(&path) {
+        Ok(file) => Ok(OpenTable {
+            number,
+            builder: TableBuilder::new(inner.table_options.clone(), file),
+            smallest: InternalKey::from_encoded(first.to_vec()),
+        }),
+        Err(e) => {
+            inner.state.lock().pending_outputs.remove(&number);
+            Err(e)
+        }
+    }
+}
+
+/// The deepest level a table spanning the user keys [smallest, largest] may
+/// go to in `v`: the last level of the run from level 0 down that no file
+/// overlaps, so that every older entry for its keys lies deeper; level 0 if
+/// level 0 overlaps it.
+fn ingest_level(v: &Version, smallest: &[u8], largest: &[u8]) -> usize {
+    let range = (Some(smallest), Some(largest));
+    for level in 0..NUM_LEVELS {
+        if v.overlap_in_level(level, range.0, range.1) {
+            return level.saturating_sub(1);
+        }
+    }
+    NUM_LEVELS - 1
+}
+
+impl DbInner {
+    /// A new file number, recorded as a pending output.
+    fn new_pending_number(&self) -> u64 {
+        let mut st = self.state.lock();
+        let n = st.versions.new_file_number();
+        st.pending_outputs.insert(n);
+        n
+    }
+
+    /// Removes table `number`, which no version names, and its protection.
+    fn remove_unused_table(&self, number: u64) {
+        self.table_cache.evict(number);
+        let _ = self
+            .options
+            .fs
+            .remove_file(&table_file_name(&self.dir, number));
+        self.state.lock().pending_outputs.remove(&number);
+    }
+
+    /// Installs the finished tables of `set` (see the module notes), holding
+    /// the write path as a leader does.
+    fn install_ingested(&self, set: &mut TableSet<'_>, entries: u64) -> Result<IngestStats> {
+        let mut st = self.state.lock();
+        while st.writing {
+            self.work_done_cv.wait(&mut st);
+        }
+        st.writing = true;
+        let result = panic::catch_unwind(AssertUnwindSafe(|| {
+            self.install_holding_write_path(&mut st, set, entries)
+        }))
+        .unwrap_or_else(|payload| {
+            let e = Error::Background(format!(
+                "an ingestion panicked: {}",
+                panic_message(&*payload)
+            ));
+            st.bg_error.get_or_insert_with(|| e.duplicate());
+            Err(e)
+        });
+        st.ingesting = false;
+        st.writing = false;
+        if let Some(next) = st.writers.front() {
+            next.wake();
+        }
+        self.work_done_cv.notify_all();
+        self.maybe_schedule_compaction(&st);
+        result
+    }
+
+    fn install_holding_write_path(
+        &self,
+        st: &mut MutexGuard<'_, State>,
+        set: &mut TableSet<'_>,
+        entries: u64,
+    ) -> Result<IngestStats> {
+        // 1. Empty the memtables.
+        if !st.mem.is_empty() {
+            self.make_room_for_write(st, true)?;
+        }
+        while st.imm.is_some() {
+            if let Some(e) = &st.bg_error {
+                return Err(e.duplicate());
+            }
+            self.bg_cv.notify_one();
+            self.work_done_cv.wait(st);
+        }
+        if let Some(e) = &st.bg_error {
+            return Err(e.duplicate());
+        }
+
+        // 2. The sequence number: the loader's, unless a write took it.
+        let last = st.versions.last_sequence;
+        if last >= MAX_SEQUENCE_NUMBER {
+            return Err(Error::InvalidArgument(format!(
+                "{}: sequence numbers exhausted (last used {last})",
+                self.dir.display()
+            )));
+        }
+        let sequence = last + 1;
+        let rewritten = sequence != set.sequence;
+        if rewritten {
+            // Writers wait: none may take `sequence` meanwhile.
+            MutexGuard::unlocked(st, || set.renumber(sequence))?;
+        }
+
+        // 3. Keep the background thread between steps.
+        st.ingesting = true;
+        while st.bg_busy {
+            self.work_done_cv.wait(st);
+        }
+        if let Some(e) = &st.bg_error {
+            return Err(e.duplicate());
+        }
+
+        // 4. Place the tables.
+        let current = st.versions.current();
+        let mut levels = Vec::with_capacity(set.done.len());
+        for i in 0..set.done.len() {
+            let (smallest, largest) = (
+                set.done[i].smallest.user_key(),
+                set.done[i].largest.user_key(),
+            );
+            let level = ingest_level(&current, smallest, largest);
+            let newer_in_level0 = level == 0
+                && current.files[0].iter().any(|f| {
+                    f.number > set.done[i].number
+                        && some_file_overlaps_range(
+                            &self.icmp,
+                            false,
+                            std::slice::from_ref(f),
+                            Some(smallest),
+                            Some(largest),
+                        )
+                });
+            if newer_in_level0 {
+                self.rename_table(st, &mut set.done[i])?;
+            }
+            levels.push(level);
+        }
+
+        // 5. One version edit.
+        let mut edit = VersionEdit::default();
+        for (t, &level) in set.done.iter().zip(&levels) {
+            edit.new_files.push((level as u32, t.clone()));
+        }
+        // The memtables are empty: no older log is needed.
+        edit.log_number = Some(st.logfile_number);
+        edit.prev_log_number = Some(0);
+        st.versions.last_sequence = sequence;
+        set.keep = true;
+        if let Err(e) = self.apply_edit(st, &mut edit) {
+            st.bg_error.get_or_insert_with(|| {
+                Error::Background(format!("recording ingested tables failed: {e}"))
+            });
+            return Err(e);
+        }
+        let installed = std::mem::take(&mut set.done);
+        for t in &installed {
+            st.pending_outputs.remove(&t.number);
+        }
+        self.install_super_version(st);
+        self.visible_sequence
+            .store(sequence, AtomicOrdering::Release);
+
+        let tables: Vec<IngestedTable> = installed
+            .iter()
+            .zip(levels)
+            .map(|(t, level)| IngestedTable {
+                level,
+                number: t.number,
+                bytes: t.file_size,
+            })
+            .collect();
+        let placed: Vec<String> = tables
+            .iter()
+            .map(|t| format!("#{}@{}", t.number, t.level))
+            .collect();
+        self.info_log.log(&format!(
+            "ingested {entries} entries at sequence {sequence}{} into {}; {}",
+            if rewritten { " (rewritten)" } else { "" },
+            placed.join(" "),
+            st.versions.level_summary()
+        ));
+        Ok(IngestStats {
+            entries,
+            sequence,
+            tables,
+            rewritten,
+        })
+    }
+
+    /// Gives table `t` a new file number (renaming its file), so that it is
+    /// the newest of level 0.
+    fn rename_table(&self, st: &mut MutexGuard<'_, State>, t: &mut FileMetaData) -> Result<()> {
+        let number = st.versions.new_file_number();
+        st.pending_outputs.insert(number);
+        let from = table_file_name(&self.dir, t.number);
+        let to = table_file_name(&self.dir, number);
+        match MutexGuard::unlocked(st, || self.options.fs.rename(&from, &to)) {
+            Ok(()) => {
+                self.table_cache.evict(t.number);
+                st.pending_outputs.remove(&t.number);
+                t.number = number;
+                Ok(())
+            }
+            Err(e) => {
+                st.pending_outputs.remove(&number);
+                Err(e)
+            }
+        }
+    }
+}
