@@ -905,11 +905,11 @@ fn compression_flags_choose_the_block_type_dump_shows() {
             "(zstd, ",
         ),
         ("lz4", vec!["--compression", "lz4"], "(lz4, "),
-        // `compact` reopens the database: the loaded log becomes a level-0
-        // table, moved down whole.
+        // Sorted input is loaded straight into tables, compressed as the
+        // deepest level asks (the last entry).
         (
             "by-level",
-            vec!["--compression-per-level", "lz4,none"],
+            vec!["--compression-per-level", "none,lz4"],
             "(lz4, ",
         ),
         ("none", vec!["--compression", "none"], "(uncompressed, "),

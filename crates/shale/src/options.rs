@@ -54,8 +54,10 @@ pub struct Options {
     pub zstd_compression_level: i32,
     /// Compression by output level, as RocksDB's option of this name: entry `i` is used for
     /// tables written to level `i`, the last entry for every deeper level. Empty: every level uses
-    /// [`compression`](Self::compression). A table moved to another level whole keeps its blocks.
-    /// Default: empty.
+    /// [`compression`](Self::compression). A table moved to another level whole keeps its blocks;
+    /// bulk-loaded tables ([`Db::bulk_loader`](crate::Db::bulk_loader)), whose level is known only
+    /// once written, use [`bottommost_compression`](Self::bottommost_compression) if set, else the
+    /// last entry, as RocksDB does for files it ingests. Default: empty.
     ///
     /// ```
     /// use shale::CompressionType::{Lz4, Snappy, Zstd};

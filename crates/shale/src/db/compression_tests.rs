@@ -264,3 +264,40 @@ fn defaults_write_snappy_blocks() {
     );
     assert_reads(&db, &model, "defaults");
 }
+
+/// Bulk-loaded tables get their level only once written: they are
+/// compressed with `bottommost_compression`, else the last entry of
+/// `compression_per_level`, else `compression`, as RocksDB compresses files
+/// for ingestion.
+#[test]
+fn ingested_tables_use_the_deepest_levels_compression() {
+    use CompressionType as C;
+    for (per_level, bottommost, want) in [
+        (vec![], None, C::Snappy),
+        (vec![C::None, C::Lz4], None, C::Lz4),
+        (vec![C::Lz4, C::None], Some(C::Zstd), C::Zstd),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let opts = Options {
+            bottommost_compression: bottommost,
+            ..options(per_level)
+        };
+        let db = Db::open(dir.path(), opts).unwrap();
+        let entries: Vec<(Vec<u8>, Vec<u8>)> = (0..KEYS)
+            .map(|i| {
+                (
+                    key(i),
+                    format!("ingested value {i}; ").repeat(4).into_bytes(),
+                )
+            })
+            .collect();
+        db.ingest_sorted(entries.iter().map(|(k, v)| (k, v)))
+            .unwrap();
+        let types = block_types(dir.path()).concat();
+        assert!(
+            !types.is_empty() && types.iter().all(|&t| t == want as u8),
+            "{want:?}: {types:?}"
+        );
+        assert_reads(&db, &entries.into_iter().collect(), "ingested");
+    }
+}
