@@ -20,7 +20,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-use crate::flags::Flags;
+use crate::flags::{Codec, Flags};
 
 /// An engine adapter failure (the message comes from the engine).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,8 +133,9 @@ pub struct EngineConfig {
     pub bloom_bits: Option<u32>,
     /// Maximum open files.
     pub open_files: i32,
-    /// Compress data where the engine can.
-    pub compression: bool,
+    /// Block compression; engines without compression ignore it, engines
+    /// without the codec refuse to open.
+    pub compression: Codec,
     /// Reuse the log and MANIFEST when reopening.
     pub reuse_logs: bool,
     /// Benchmark threads that will use the engine at once.

@@ -14,6 +14,74 @@ use crate::engine::EngineKind;
 /// db_bench's default benchmark list.
 pub const DEFAULT_BENCHMARKS: &str = "fillseq,fillsync,fillrandom,overwrite,readrandom,readrandom,readseq,readreverse,compact,readrandom,readseq,readreverse,fill100K,crc32c,snappycomp,snappyuncomp";
 
+/// A block compression codec, by RocksDB's `--compression_type` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Codec {
+    /// Blocks stored as they are.
+    None,
+    /// Snappy: LevelDB's compressor, the default.
+    Snappy,
+    /// Zstandard (LevelDB's type 2 after 1.23, RocksDB's kZSTD).
+    Zstd,
+    /// LZ4 (Shale's type 4, RocksDB's kLZ4Compression).
+    Lz4,
+}
+
+impl Codec {
+    /// The names `--compression_type` takes.
+    pub const NAMES: [&'static str; 4] = ["none", "snappy", "zstd", "lz4"];
+
+    /// The codec named `name`.
+    pub fn from_name(name: &str) -> Option<Codec> {
+        match name {
+            "none" => Some(Codec::None),
+            "snappy" => Some(Codec::Snappy),
+            "zstd" => Some(Codec::Zstd),
+            "lz4" => Some(Codec::Lz4),
+            _ => None,
+        }
+    }
+
+    /// Its `--compression_type` name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Codec::None => "none",
+            Codec::Snappy => "snappy",
+            Codec::Zstd => "zstd",
+            Codec::Lz4 => "lz4",
+        }
+    }
+
+    /// True unless blocks are stored as they are.
+    pub fn is_on(self) -> bool {
+        self != Codec::None
+    }
+
+    /// The number LevelDB's C API (`leveldb_options_set_compression`) takes:
+    /// the block type, none 0, snappy 1, and for Shale's library zstd 2 and
+    /// lz4 4 (LevelDB 1.23 knows 0 and 1 only).
+    pub fn leveldb_type(self) -> i32 {
+        match self {
+            Codec::None => 0,
+            Codec::Snappy => 1,
+            Codec::Zstd => 2,
+            Codec::Lz4 => 4,
+        }
+    }
+
+    /// RocksDB's `CompressionType` number (its C API's
+    /// `rocksdb_*_compression`: none 0, snappy 1, zlib 2, bz2 3, lz4 4,
+    /// lz4hc 5, xpress 6, zstd 7).
+    pub fn rocksdb_type(self) -> i32 {
+        match self {
+            Codec::None => 0,
+            Codec::Snappy => 1,
+            Codec::Lz4 => 4,
+            Codec::Zstd => 7,
+        }
+    }
+}
+
 /// The parsed flags.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Flags {
@@ -53,8 +121,9 @@ pub struct Flags {
     pub key_prefix: u32,
     /// Database directory; default `/tmp/dbbench-<engine>`.
     pub db: Option<PathBuf>,
-    /// Compress blocks (snappy where the engine has it).
-    pub compression: bool,
+    /// Block compression: `--compression_type=none|snappy|zstd|lz4`, or
+    /// `--compression=0|1` (none or snappy); the later flag wins.
+    pub compression: Codec,
     /// The engine under test.
     pub engine: EngineKind,
     /// Digits per key (keys are `%0<key_size>d`); db_bench uses 16.
@@ -120,7 +189,7 @@ impl Default for Flags {
             open_files: 1000,
             key_prefix: 0,
             db: None,
-            compression: true,
+            compression: Codec::Snappy,
             engine: EngineKind::Shale,
             key_size: 16,
             seed: 1000,
@@ -283,7 +352,24 @@ where
                 }
                 f.db = Some(PathBuf::from(value));
             }
-            "compression" => f.compression = boolean(arg, value)?,
+            "compression" => {
+                f.compression = if boolean(arg, value)? {
+                    Codec::Snappy
+                } else {
+                    Codec::None
+                }
+            }
+            "compression_type" => {
+                f.compression = Codec::from_name(value).ok_or_else(|| {
+                    invalid(
+                        arg,
+                        format_args!(
+                            "unknown compression type; one of {}",
+                            Codec::NAMES.join(", ")
+                        ),
+                    )
+                })?
+            }
             "engine" => {
                 f.engine = EngineKind::from_name(value).ok_or_else(|| {
                     invalid(
@@ -361,7 +447,18 @@ pub fn usage() -> String {
         ("open_files", d.open_files.to_string()),
         ("key_prefix", d.key_prefix.to_string()),
         ("db", "/tmp/dbbench-<engine>".into()),
-        ("compression", "1".into()),
+        (
+            "compression",
+            "1 (0: --compression_type=none, 1: snappy)".into(),
+        ),
+        (
+            "compression_type",
+            format!(
+                "{} (one of {})",
+                d.compression.name(),
+                Codec::NAMES.join(", ")
+            ),
+        ),
     ];
     for (name, default) in rows {
         s.push_str(&format!("  --{name}=  (default {default})\n"));

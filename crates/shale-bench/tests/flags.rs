@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use shale_bench::engine::EngineKind;
-use shale_bench::flags::{parse, FlagError, Flags, DEFAULT_BENCHMARKS};
+use shale_bench::flags::{parse, Codec, FlagError, Flags, DEFAULT_BENCHMARKS};
 
 fn ok(args: &[&str]) -> Flags {
     parse(args).unwrap_or_else(|e| panic!("{args:?}: {e}"))
@@ -34,7 +34,7 @@ fn defaults_are_db_bench_defaults() {
     assert_eq!(f.cache_size, -1);
     assert_eq!(f.bloom_bits, -1);
     assert_eq!(f.open_files, 1000);
-    assert!(f.compression);
+    assert_eq!(f.compression, Codec::Snappy);
     assert_eq!(f.engine, EngineKind::Shale);
     assert_eq!(f.key_size, 16);
     assert_eq!(f.seed, 1000);
@@ -100,7 +100,7 @@ fn every_flag_is_accepted() {
     );
     assert_eq!(f.key_prefix, 3);
     assert_eq!(f.db_path(), PathBuf::from("/tmp/x"));
-    assert!(!f.compression);
+    assert_eq!(f.compression, Codec::None);
     assert_eq!(f.engine, EngineKind::WiredTigerLsm);
     assert_eq!((f.key_size, f.seed), (10, 7));
     assert!(f.print_settings);
@@ -221,4 +221,43 @@ fn the_binary_exits_with_code_2_on_bad_flags() {
         help.contains("\n  lsmiter "),
         "--help lists the benchmarks: {help}"
     );
+}
+
+/// `--compression_type` takes RocksDB's names; `--compression=0|1` stays
+/// LevelDB's switch; the later of the two wins.
+#[test]
+fn compression_type_names_the_codec() {
+    for (name, codec, leveldb, rocksdb) in [
+        ("none", Codec::None, 0, 0),
+        ("snappy", Codec::Snappy, 1, 1),
+        ("zstd", Codec::Zstd, 2, 7),
+        ("lz4", Codec::Lz4, 4, 4),
+    ] {
+        let f = ok(&[&format!("--compression_type={name}")]);
+        assert_eq!(f.compression, codec);
+        assert_eq!(codec.name(), name);
+        assert_eq!(
+            (codec.leveldb_type(), codec.rocksdb_type()),
+            (leveldb, rocksdb)
+        );
+    }
+    assert_eq!(
+        ok(&["--compression=0", "--compression_type=zstd"]).compression,
+        Codec::Zstd
+    );
+    assert_eq!(
+        ok(&["--compression_type=zstd", "--compression=1"]).compression,
+        Codec::Snappy
+    );
+    assert_eq!(
+        ok(&["--compression_type=lz4", "--compression=0"]).compression,
+        Codec::None
+    );
+    for bad in ["zlib", "", "ZSTD", "lz4hc"] {
+        let e = parse([format!("--compression_type={bad}")]).unwrap_err();
+        assert!(
+            matches!(&e, FlagError::Invalid(m) if m.contains("none, snappy, zstd, lz4")),
+            "{e:?}"
+        );
+    }
 }

@@ -1008,15 +1008,23 @@ pub unsafe extern "C" fn leveldb_options_set_max_file_size(o: *mut leveldb_optio
     }
 }
 
-/// `leveldb_snappy_compression` (1) selects snappy; every other value,
-/// `leveldb_no_compression` (0) included, stores blocks uncompressed.
+/// A compression type number of the C API: LevelDB's 0 (none) and 1
+/// (snappy), and Shale's 2 (zstd) and 4 (lz4), the block type numbers.
+/// Every other value means no compression, as it always has here.
+fn compression_from_c(t: c_int) -> CompressionType {
+    u8::try_from(t)
+        .ok()
+        .and_then(|b| CompressionType::ALL.into_iter().find(|c| *c as u8 == b))
+        .unwrap_or(CompressionType::None)
+}
+
+/// `leveldb_snappy_compression` (1) selects snappy, Shale's
+/// `shale_zstd_compression` (2) zstd and `shale_lz4_compression` (4) lz4;
+/// every other value, `leveldb_no_compression` (0) included, stores blocks
+/// uncompressed.
 #[no_mangle]
 pub unsafe extern "C" fn leveldb_options_set_compression(o: *mut leveldb_options_t, t: c_int) {
-    let compression = if t == 1 {
-        CompressionType::Snappy
-    } else {
-        CompressionType::None
-    };
+    let compression = compression_from_c(t);
     // SAFETY: `o` is NULL or live options (c.h's contract).
     unsafe {
         set_option("leveldb_options_set_compression", o, |o| {
@@ -1267,4 +1275,62 @@ pub extern "C" fn leveldb_minor_version() -> c_int {
 #[no_mangle]
 pub extern "C" fn shale_version() -> *const c_char {
     concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr().cast()
+}
+
+/// `Options::zstd_compression_level`.
+#[no_mangle]
+pub unsafe extern "C" fn shale_options_set_zstd_compression_level(
+    o: *mut leveldb_options_t,
+    level: c_int,
+) {
+    // SAFETY: `o` is NULL or live options (c.h's contract).
+    unsafe {
+        set_option("shale_options_set_zstd_compression_level", o, |o| {
+            o.zstd_compression_level = level
+        })
+    }
+}
+
+/// `Options::compression_per_level` from `n` type numbers at `types`
+/// (NULL when `n` is 0); numbers as `leveldb_options_set_compression` reads
+/// them.
+#[no_mangle]
+pub unsafe extern "C" fn shale_options_set_compression_per_level(
+    o: *mut leveldb_options_t,
+    types: *const c_int,
+    n: usize,
+) {
+    let per_level: Vec<CompressionType> = if n == 0 || types.is_null() {
+        Vec::new()
+    } else {
+        // SAFETY: c.h's contract: `types` points to `n` ints, read here
+        // before the call returns.
+        unsafe { std::slice::from_raw_parts(types, n) }
+            .iter()
+            .map(|&t| compression_from_c(t))
+            .collect()
+    };
+    // SAFETY: `o` is NULL or live options (c.h's contract).
+    unsafe {
+        set_option("shale_options_set_compression_per_level", o, |o| {
+            o.compression_per_level = per_level
+        })
+    }
+}
+
+/// `Options::bottommost_compression`: a type number as
+/// `leveldb_options_set_compression` reads it, or a negative value for
+/// none (no override).
+#[no_mangle]
+pub unsafe extern "C" fn shale_options_set_bottommost_compression(
+    o: *mut leveldb_options_t,
+    t: c_int,
+) {
+    let bottommost = (t >= 0).then(|| compression_from_c(t));
+    // SAFETY: `o` is NULL or live options (c.h's contract).
+    unsafe {
+        set_option("shale_options_set_bottommost_compression", o, |o| {
+            o.bottommost_compression = bottommost
+        })
+    }
 }

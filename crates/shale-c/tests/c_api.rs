@@ -149,6 +149,34 @@ fn c_suite_on_shale() {
     assert!(out.contains("checks passed on Shale"), "{out}");
 }
 
+/// Shale's compression extensions: zstd and lz4 by level, read back after
+/// a reopen; LevelDB's own numbers still select none and snappy.
+#[test]
+fn compression_extensions() {
+    let work = tempfile::tempdir().unwrap();
+    let exe = work.path().join("compression");
+    build_on_shale(&cc(), "compression.c", &exe, &[]);
+    let dir = tempfile::tempdir().unwrap();
+    let out = stdout(&run(Command::new(&exe).arg(dir.path())));
+    assert!(out.contains("compression checks passed"), "{out}");
+    // The data blocks' type bytes of each database's tables, by level.
+    let types = |name: &str| -> BTreeSet<(u32, u8)> {
+        let mut out = BTreeSet::new();
+        for t in shale::inspect::live_tables(&dir.path().join(name)).unwrap() {
+            let table = shale::inspect::TableFile::open(&t.path).unwrap();
+            for i in 0..table.index.len() {
+                out.insert((t.level, table.data_block(i).unwrap().compression));
+            }
+        }
+        out
+    };
+    assert_eq!(types("zstd"), BTreeSet::from([(2, 2)]));
+    assert_eq!(types("lz4"), BTreeSet::from([(2, 4)]));
+    assert_eq!(types("per-level"), BTreeSet::from([(2, 2)]));
+    assert_eq!(types("bottommost"), BTreeSet::from([(2, 1)]));
+    assert_eq!(types("none"), BTreeSet::from([(2, 0)]));
+}
+
 #[test]
 fn c_suite_on_leveldb() {
     let work = tempfile::tempdir().unwrap();
@@ -296,7 +324,18 @@ fn header_matches_the_library() {
         missing.is_empty(),
         "LevelDB functions not declared: {missing:?}"
     );
-    assert_eq!(extra, BTreeSet::from(["shale_version".to_string()]));
+    assert_eq!(
+        extra,
+        BTreeSet::from(
+            [
+                "shale_version",
+                "shale_options_set_zstd_compression_level",
+                "shale_options_set_compression_per_level",
+                "shale_options_set_bottommost_compression",
+            ]
+            .map(String::from)
+        )
+    );
 
     let work = tempfile::tempdir().unwrap();
     let include = format!("-I{}", crate_dir().join("include").display());

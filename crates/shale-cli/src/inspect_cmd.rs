@@ -228,11 +228,7 @@ fn dump_table(file: &Path, entries: bool, out: &mut Out) -> CliResult<i32> {
                     "data block {i} @{} size {} ({}, {} bytes raw), {} entries, {} restarts",
                     h.offset,
                     h.size,
-                    if b.compression == 1 {
-                        "snappy"
-                    } else {
-                        "uncompressed"
-                    },
+                    crate::open::compression_name(b.compression),
                     b.raw_size,
                     b.entries.len(),
                     b.restarts

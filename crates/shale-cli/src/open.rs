@@ -62,9 +62,23 @@ pub fn io_error(path: &Path, e: std::io::Error) -> CliError {
 /// Options of commands that write tables (`put`, `load`, `compact`, ...).
 #[derive(Debug, Clone, clap::Args)]
 pub struct WriteTuning {
-    /// Compression of new table blocks.
+    /// Compression of new table blocks. LevelDB 1.23 reads none and snappy
+    /// only; zstd is LevelDB's type 2 (its sources after 1.23), lz4 is
+    /// Shale's own.
     #[arg(long, value_enum, default_value_t = Compression::Snappy)]
     pub compression: Compression,
+    /// The zstd level of `--compression zstd` blocks (LevelDB's
+    /// zstd_compression_level).
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true)]
+    pub zstd_level: i32,
+    /// Compression by output level, comma-separated: the first for level 0,
+    /// the last for every deeper level (overrides --compression).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub compression_per_level: Vec<Compression>,
+    /// Compression of tables compacted into the deepest level that holds
+    /// tables.
+    #[arg(long, value_enum)]
+    pub bottommost_compression: Option<Compression>,
     /// Bits per key of a bloom filter in new tables (0: no filter, as
     /// LevelDB's default).
     #[arg(long, default_value_t = 0)]
@@ -75,17 +89,47 @@ pub struct WriteTuning {
 pub enum Compression {
     None,
     Snappy,
+    Zstd,
+    Lz4,
+}
+
+impl From<Compression> for CompressionType {
+    fn from(c: Compression) -> CompressionType {
+        match c {
+            Compression::None => CompressionType::None,
+            Compression::Snappy => CompressionType::Snappy,
+            Compression::Zstd => CompressionType::Zstd,
+            Compression::Lz4 => CompressionType::Lz4,
+        }
+    }
 }
 
 impl WriteTuning {
     pub fn apply(&self, o: &mut Options) {
-        o.compression = match self.compression {
-            Compression::None => CompressionType::None,
-            Compression::Snappy => CompressionType::Snappy,
-        };
+        o.compression = self.compression.into();
+        o.zstd_compression_level = self.zstd_level;
+        o.compression_per_level = self
+            .compression_per_level
+            .iter()
+            .map(|&c| c.into())
+            .collect();
+        o.bottommost_compression = self.bottommost_compression.map(Into::into);
         if self.bloom_bits > 0 {
             o.filter_policy = Some(Arc::new(BloomFilterPolicy::new(self.bloom_bits)));
         }
+    }
+}
+
+/// The name of a block's compression type byte: `uncompressed`, `snappy`,
+/// `zstd`, `lz4`, or `type N` for a number Shale does not know.
+pub fn compression_name(type_byte: u8) -> String {
+    match CompressionType::ALL
+        .into_iter()
+        .find(|t| *t as u8 == type_byte)
+    {
+        Some(CompressionType::None) => "uncompressed".into(),
+        Some(t) => t.name().into(),
+        None => format!("type {type_byte}"),
     }
 }
 

@@ -339,6 +339,8 @@ struct TableSummary {
     tables: usize,
     data_blocks: usize,
     snappy_data_blocks: usize,
+    /// Data blocks by compression type byte.
+    data_block_types: BTreeMap<u8, usize>,
     /// Names of the metaindex entries, with how many tables had each.
     meta_names: BTreeMap<String, usize>,
 }
@@ -371,6 +373,21 @@ fn read_block(file: &[u8], offset: u64, size: u64) -> (Vec<u8>, u8) {
         1 => snap::raw::Decoder::new()
             .decompress_vec(raw)
             .expect("snappy block"),
+        // One zstd frame with its content size.
+        2 => {
+            let size = zstd::zstd_safe::get_frame_content_size(raw)
+                .expect("zstd frame header")
+                .expect("zstd content size");
+            let out = zstd::decode_all(raw).expect("zstd block");
+            assert_eq!(out.len() as u64, size, "block at {off}: zstd content size");
+            out
+        }
+        // Shale's LZ4 blocks: varint32 length, then an LZ4 block.
+        4 => {
+            let mut p = 0;
+            let len = varint(raw, &mut p) as usize;
+            lz4_flex::block::decompress(&raw[p..], len).expect("lz4 block")
+        }
         t => panic!("block at {off}: unknown compression type {t}"),
     };
     (contents, kind)
@@ -501,6 +518,7 @@ fn summarize_tables(dir: &Path) -> TableSummary {
             let (_, kind) = read_block(&file, off, size);
             summary.data_blocks += 1;
             summary.snappy_data_blocks += usize::from(kind == 1);
+            *summary.data_block_types.entry(kind).or_default() += 1;
         }
 
         let (meta, _) = read_block(&file, meta_off, meta_size);
@@ -883,4 +901,61 @@ fn leveldb_and_shale_lock_each_other_out() {
     let db = shale::Db::open(&path, CONFIGS[0].shale()).unwrap();
     assert_eq!(db.get(b"from-shale").unwrap().as_deref(), Some(&b"1"[..]));
     assert_eq!(db.get(b"from-leveldb").unwrap().as_deref(), Some(&b"1"[..]));
+}
+
+/// Tables whose blocks are zstd (type 2, which LevelDB 1.23 predates) or
+/// lz4 (type 4, Shale's own) are refused by LevelDB 1.23 with its
+/// "bad block type" corruption, on reads and on iteration: never misread as
+/// another type or as missing keys.
+#[test]
+fn zstd_and_lz4_tables_are_refused_by_leveldb() {
+    for (compression, type_byte) in [
+        (shale::CompressionType::Zstd, 2u8),
+        (shale::CompressionType::Lz4, 4u8),
+    ] {
+        let cfg = CONFIGS[3];
+        let ops = workload(0x5ea1_0301, 5_000, 2_000);
+        let mut model = Model::default();
+        ops.iter().for_each(|op| model.apply(op));
+        let (_dir, path) = temp_db();
+        {
+            let opts = shale::Options {
+                compression,
+                ..cfg.shale()
+            };
+            let db = shale::Db::open(&path, opts).expect("shale open");
+            write_shale(&db, &ops);
+            db.compact_range(None, None).unwrap();
+        }
+        let s = summarize_tables(&path);
+        assert!(
+            s.data_block_types.get(&type_byte).copied().unwrap_or(0) * 2 > s.data_blocks,
+            "{compression:?}: most data blocks should be type {type_byte}: {s:?}"
+        );
+        assert!(
+            s.data_block_types.keys().all(|&t| t == type_byte || t == 0),
+            "{s:?}"
+        );
+        // Shale reads them back under any options.
+        verify_shale(&shale::Db::open(&path, cfg.shale()).unwrap(), &model, cfg);
+
+        let db = RefDb::open(&path, cfg.reference()).expect("reference open");
+        let (k, _) = model.live.iter().next().unwrap();
+        match db.get(k) {
+            Err(e) => assert!(e.contains("bad block type"), "{compression:?}: {e}"),
+            Ok(v) => panic!("{compression:?}: LevelDB read {v:?} from a type-{type_byte} table"),
+        }
+        let mut it = db.iter();
+        it.seek_to_first();
+        let mut seen = 0;
+        while it.valid() {
+            seen += 1;
+            it.next();
+        }
+        let status = it.status();
+        assert!(
+            status.as_ref().is_err_and(|e| e.contains("bad block type")),
+            "{compression:?}: LevelDB walked {seen} entries, status {status:?}"
+        );
+    }
 }

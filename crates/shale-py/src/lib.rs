@@ -209,17 +209,19 @@ fn path_arg(name: &Bound<'_, PyAny>) -> PyResult<PathBuf> {
     ))
 }
 
-/// `compression=`: `None`, or `'snappy'` as `str` or `bytes`.
+/// `compression=`: `None`, or `'snappy'` (plyvel's values), `'zstd'` or
+/// `'lz4'` (Shale's), as `str` or `bytes`.
 #[derive(Clone, Copy)]
-enum Compression {
-    None,
-    Snappy,
+struct Compression(shale::CompressionType);
+
+impl Compression {
+    const SNAPPY: Compression = Compression(shale::CompressionType::Snappy);
 }
 
 impl<'py> FromPyObject<'py> for Compression {
     fn extract_bound(obj: &Bound<'py, PyAny>) -> PyResult<Self> {
         if obj.is_none() {
-            return Ok(Compression::None);
+            return Ok(Compression(shale::CompressionType::None));
         }
         let name: String = if let Ok(b) = obj.downcast::<PyBytes>() {
             String::from_utf8_lossy(b.as_bytes()).into_owned()
@@ -230,12 +232,13 @@ impl<'py> FromPyObject<'py> for Compression {
                 "'compression' must be None or a string",
             ));
         };
-        if name == "snappy" {
-            Ok(Compression::Snappy)
-        } else {
-            Err(PyValueError::new_err(
-                "'compression' must be None or 'snappy'",
-            ))
+        match name.as_str() {
+            "snappy" => Ok(Compression(shale::CompressionType::Snappy)),
+            "zstd" => Ok(Compression(shale::CompressionType::Zstd)),
+            "lz4" => Ok(Compression(shale::CompressionType::Lz4)),
+            _ => Err(PyValueError::new_err(
+                "'compression' must be None, 'snappy', 'zstd' or 'lz4'",
+            )),
         }
     }
 }
@@ -319,10 +322,7 @@ fn build_options(
     if let Some(v) = max_file_size {
         o.max_file_size = v;
     }
-    o.compression = match compression {
-        Compression::None => shale::CompressionType::None,
-        Compression::Snappy => shale::CompressionType::Snappy,
-    };
+    o.compression = compression.0;
     if bloom_filter_bits > 0 {
         o.filter_policy = Some(Arc::new(shale::BloomFilterPolicy::new(
             bloom_filter_bits as usize,
@@ -656,7 +656,7 @@ impl Db {
     #[pyo3(signature = (
         name, *, create_if_missing=false, error_if_exists=false, paranoid_checks=None,
         write_buffer_size=None, max_open_files=None, lru_cache_size=None, block_size=None,
-        block_restart_interval=None, max_file_size=None, compression=Compression::Snappy,
+        block_restart_interval=None, max_file_size=None, compression=Compression::SNAPPY,
         bloom_filter_bits=0, comparator=None, comparator_name=None
     ))]
     #[allow(clippy::too_many_arguments)]
@@ -1717,7 +1717,7 @@ fn destroy_db(py: Python<'_>, name: &Bound<'_, PyAny>) -> PyResult<()> {
 #[pyo3(signature = (
     name, *, paranoid_checks=None, write_buffer_size=None, max_open_files=None,
     lru_cache_size=None, block_size=None, block_restart_interval=None, max_file_size=None,
-    compression=Compression::Snappy, bloom_filter_bits=0, comparator=None, comparator_name=None
+    compression=Compression::SNAPPY, bloom_filter_bits=0, comparator=None, comparator_name=None
 ))]
 #[allow(clippy::too_many_arguments)]
 fn repair_db(

@@ -88,6 +88,33 @@ def test_compression_values(plyvel, db_path, compression):
     db.close()
 
 
+@pytest.mark.shale_only
+@pytest.mark.parametrize("compression", ["zstd", b"zstd", "lz4", b"lz4"])
+def test_shale_compression_values(plyvel, db_path, compression):
+    db = plyvel.DB(db_path, create_if_missing=True, compression=compression)
+    for i in range(2000):
+        db.put(b"key-%06d" % i, b"value %d; " % i * 8)
+    db.compact_range()
+    db.close()
+    name = compression.decode() if isinstance(compression, bytes) else compression
+    tables = [p for p in os.listdir(db_path) if p.endswith(".ldb")]
+    assert tables
+    if name == "zstd":
+        # A table's first data block is at offset 0: a zstd frame.
+        for t in tables:
+            with open(os.path.join(db_path, t), "rb") as f:
+                assert f.read(4) == b"\x28\xb5\x2f\xfd"
+    db = plyvel.DB(db_path)
+    assert db.get(b"key-001999") == b"value 1999; " * 8
+    assert sum(1 for _ in db) == 2000
+    db.close()
+    with pytest.raises(ValueError):
+        plyvel.repair_db(db_path, compression="zlib")
+    plyvel.repair_db(db_path, compression=name)
+    with plyvel.DB(db_path) as db:
+        assert db.get(b"key-000000") == b"value 0; " * 8
+
+
 def test_compression_errors(plyvel, db_path):
     with pytest.raises(ValueError):
         plyvel.DB(db_path, create_if_missing=True, compression="zlib")
@@ -403,7 +430,7 @@ def test_repair_db_arguments(plyvel, db_path):
         lru_cache_size=1 << 20, block_size=4096, block_restart_interval=16,
         max_file_size=1 << 20, compression=None, bloom_filter_bits=10)
     with pytest.raises(ValueError):
-        plyvel.repair_db(db_path, compression="lz4")
+        plyvel.repair_db(db_path, compression="zlib")
     with pytest.raises(TypeError):
         plyvel.repair_db(db_path, True)
     with plyvel.DB(db_path) as db:

@@ -43,8 +43,46 @@ pub struct Options {
     pub block_restart_interval: usize,
     /// Bytes written to a table file before a new one is started. Default: 2 MB.
     pub max_file_size: usize,
-    /// Block compression. Default: Snappy.
+    /// Block compression of every table that [`compression_per_level`](Self::compression_per_level)
+    /// and [`bottommost_compression`](Self::bottommost_compression) leave to it. Default: Snappy,
+    /// which every LevelDB reads; [`CompressionType::Zstd`] tables need a LevelDB newer than 1.23
+    /// built with zstd, and [`CompressionType::Lz4`] tables are read by Shale only.
     pub compression: CompressionType,
+    /// The Zstandard level of [`CompressionType::Zstd`] blocks, as LevelDB's
+    /// `zstd_compression_level`: higher compresses more and writes slower; 0 means zstd's default
+    /// (3), negative levels are faster still. Default: 1.
+    pub zstd_compression_level: i32,
+    /// Compression by output level, as RocksDB's option of this name: entry `i` is used for
+    /// tables written to level `i`, the last entry for every deeper level. Empty: every level uses
+    /// [`compression`](Self::compression). A table moved to another level whole keeps its blocks;
+    /// bulk-loaded tables ([`Db::bulk_loader`](crate::Db::bulk_loader)), whose level is known only
+    /// once written, use [`bottommost_compression`](Self::bottommost_compression) if set, else the
+    /// last entry, as RocksDB does for files it ingests. Default: empty.
+    ///
+    /// ```
+    /// use shale::CompressionType::{Lz4, Snappy, Zstd};
+    /// let opts = shale::Options {
+    ///     // Fast codecs where tables are rewritten often, zstd for levels 2 and deeper.
+    ///     compression_per_level: vec![Lz4, Snappy, Zstd],
+    ///     ..Default::default()
+    /// };
+    /// # let _ = opts;
+    /// ```
+    pub compression_per_level: Vec<CompressionType>,
+    /// Compression of tables that a compaction writes to the bottommost level (the output level
+    /// when no deeper level holds a table), which holds most of the data; overrides the other
+    /// two options there. Flushes of the memtable never use it. `None`: no override. Default:
+    /// none.
+    ///
+    /// ```
+    /// let opts = shale::Options {
+    ///     bottommost_compression: Some(shale::CompressionType::Zstd),
+    ///     zstd_compression_level: 3,
+    ///     ..Default::default()
+    /// };
+    /// # let _ = opts;
+    /// ```
+    pub bottommost_compression: Option<CompressionType>,
     /// Append to the existing log and MANIFEST on open instead of starting new ones, which makes
     /// opening faster (no flush of the recovered log to a table). Each is reused only if it ends
     /// cleanly after its last record; the log only if it fits in the write buffer, the MANIFEST
@@ -78,6 +116,9 @@ impl Default for Options {
             block_restart_interval: 16,
             max_file_size: 2 << 20,
             compression: CompressionType::Snappy,
+            zstd_compression_level: 1,
+            compression_per_level: Vec::new(),
+            bottommost_compression: None,
             reuse_logs: false,
             filter_policy: None,
             concurrent_memtable_writes: false,
@@ -98,6 +139,9 @@ impl std::fmt::Debug for Options {
             .field("block_restart_interval", &self.block_restart_interval)
             .field("max_file_size", &self.max_file_size)
             .field("compression", &self.compression)
+            .field("zstd_compression_level", &self.zstd_compression_level)
+            .field("compression_per_level", &self.compression_per_level)
+            .field("bottommost_compression", &self.bottommost_compression)
             .field("reuse_logs", &self.reuse_logs)
             .field(
                 "filter_policy",
@@ -108,6 +152,22 @@ impl std::fmt::Debug for Options {
                 &self.concurrent_memtable_writes,
             )
             .finish()
+    }
+}
+
+impl Options {
+    /// The compression of a table written to `level`; `bottommost` when a compaction writes it
+    /// and no deeper level holds a table.
+    pub(crate) fn compression_for_level(&self, level: usize, bottommost: bool) -> CompressionType {
+        if bottommost {
+            if let Some(t) = self.bottommost_compression {
+                return t;
+            }
+        }
+        match self.compression_per_level.as_slice() {
+            [] => self.compression,
+            per_level => per_level[level.min(per_level.len() - 1)],
+        }
     }
 }
 

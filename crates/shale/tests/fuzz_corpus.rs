@@ -15,7 +15,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use shale::env::{read_file, FileSystem, MemFs};
-use shale::internals::fuzzing::{db_input, TARGETS};
+use shale::internals::fuzzing::{compressed_block_input, db_input, TARGETS};
 use shale::internals::{
     BlockBuilder, FilterBlockBuilder, InternalIterator, InternalKey, InternalKeyComparator,
     LogWriter, Table, TableBuilder, TableOptions, ValueType, VersionEdit,
@@ -164,6 +164,11 @@ fn block_corpus() {
 }
 
 #[test]
+fn compressed_block_corpus() {
+    replay("compressed_block");
+}
+
+#[test]
 fn table_corpus() {
     replay("table");
 }
@@ -197,7 +202,7 @@ fn every_target_has_a_test_and_seeds() {
             "no seeds for target {name}"
         );
     }
-    assert_eq!(TARGETS.len(), 8, "a new target needs a replay test here");
+    assert_eq!(TARGETS.len(), 9, "a new target needs a replay test here");
 }
 
 #[test]
@@ -263,6 +268,7 @@ fn seeds() -> Vec<Seed> {
     out.extend(log_seeds());
     out.extend(batch_seeds());
     out.extend(block_seeds());
+    out.extend(compressed_block_seeds());
     out.extend(table_seeds());
     out.extend(edit_seeds());
     out.extend(filter_seeds());
@@ -402,6 +408,21 @@ fn block_seeds() -> Vec<Seed> {
     ]
 }
 
+/// The internal-key block of [`block_seeds`] stored with every codec.
+fn compressed_block_seeds() -> Vec<Seed> {
+    let contents = block_seeds().swap_remove(2).2;
+    CompressionType::ALL
+        .into_iter()
+        .map(|t| {
+            (
+                "compressed_block",
+                t.name().to_string(),
+                compressed_block_input(t, &contents),
+            )
+        })
+        .collect()
+}
+
 fn table_bytes(opts: TableOptions, entries: &[(Vec<u8>, Vec<u8>)]) -> Vec<u8> {
     let fs = MemFs::new();
     let path = Path::new("/seed.ldb");
@@ -433,9 +454,11 @@ fn table_seeds() -> Vec<Seed> {
     db_like.block_restart_interval = 4;
     let mut uncompressed = db_like.clone();
     uncompressed.compression = CompressionType::None;
-    let mut plain = TableOptions::new(Arc::new(BytewiseComparator));
-    plain.compression = CompressionType::None;
-    plain.block_size = 128;
+    let mut zstd = db_like.clone();
+    zstd.compression = CompressionType::Zstd;
+    let mut lz4 = plain_options();
+    lz4.compression = CompressionType::Lz4;
+    let plain = plain_options();
     let plain_entries: Vec<(Vec<u8>, Vec<u8>)> = (0..30)
         .map(|i| {
             (
@@ -461,12 +484,26 @@ fn table_seeds() -> Vec<Seed> {
             "bytewise-plain".into(),
             table_bytes(plain, &plain_entries),
         ),
+        ("table", "zstd-bloom".into(), table_bytes(zstd, &internal)),
+        (
+            "table",
+            "lz4-plain".into(),
+            table_bytes(lz4, &plain_entries),
+        ),
         (
             "table",
             "leveldb-1.23-snappy".into(),
             std::fs::read(testdata.join("leveldb_1_23_snappy.ldb")).unwrap(),
         ),
     ]
+}
+
+/// Bytewise order, 128-byte blocks, no filter, no compression.
+fn plain_options() -> TableOptions {
+    let mut plain = TableOptions::new(Arc::new(BytewiseComparator));
+    plain.compression = CompressionType::None;
+    plain.block_size = 128;
+    plain
 }
 
 fn edit_seeds() -> Vec<Seed> {

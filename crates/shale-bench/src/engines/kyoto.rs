@@ -19,6 +19,7 @@ use super::util::{self, setting};
 use crate::engine::{
     Batch, Engine, EngineConfig, EngineIter, EngineKind, Error, Feature, Result, Session,
 };
+use crate::flags::Codec;
 
 #[allow(
     non_camel_case_types,
@@ -106,7 +107,14 @@ impl KyotoTreeDb {
     /// Opens (or creates) `<cfg.path>/kyoto.kct`.
     pub fn open(cfg: &EngineConfig) -> Result<KyotoTreeDb> {
         let file = cfg.path.join("kyoto.kct");
-        let compress = cfg.compression && cfg.kyoto_zcomp != "none";
+        if matches!(cfg.compression, Codec::Zstd | Codec::Lz4) {
+            return Err(Error::new(format!(
+                "--compression_type={}: Kyoto Cabinet has no {} compressor (--compression_type=snappy uses --kyoto_zcomp)",
+                cfg.compression.name(),
+                cfg.compression.name()
+            )));
+        }
+        let compress = cfg.compression.is_on() && cfg.kyoto_zcomp != "none";
         let page_cache = cfg.cache_size.unwrap_or(DEFAULT_PAGE_CACHE);
         let mut params = format!(
             "{}#opts=sl{}#pccap={page_cache}#psiz={PAGE_SIZE}#msiz={MAP_SIZE}",

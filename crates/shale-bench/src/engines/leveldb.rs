@@ -22,7 +22,8 @@
 
 use super::leveldb_family::{get_copy, LevelDbApi, LevelDbFamily};
 use super::lsm_capi::LsmCApi;
-use crate::engine::{Codecs, EngineConfig, EngineKind, Result};
+use crate::engine::{Codecs, EngineConfig, EngineKind, Error, Result};
+use crate::flags::Codec;
 
 /// LevelDB's CRC-32C, from `crc32c.cc.o` of `libleveldb.a`.
 #[cfg(have_leveldb_crc32c)]
@@ -144,5 +145,12 @@ pub type LevelDb = LevelDbFamily;
 
 /// Opens (or creates) a LevelDB database in `cfg.path`.
 pub fn open(cfg: &EngineConfig) -> Result<LevelDb> {
+    if matches!(cfg.compression, Codec::Zstd | Codec::Lz4) {
+        return Err(Error::new(format!(
+            "--compression_type={}: LevelDB 1.23 has no {} compression (none or snappy only)",
+            cfg.compression.name(),
+            cfg.compression.name()
+        )));
+    }
     LevelDbFamily::open(&API, EngineKind::LevelDb, Vec::new(), cfg)
 }

@@ -178,10 +178,7 @@ impl LevelDbFamily {
             setting("block_size", cfg.block_size),
             setting("block_restart_interval", 16),
             setting("max_open_files", cfg.open_files),
-            setting(
-                "compression",
-                if cfg.compression { "snappy" } else { "none" },
-            ),
+            setting("compression", cfg.compression.name()),
             setting("paranoid_checks", false),
             setting("reuse_logs", "false (not settable through LevelDB's C API)"),
             setting("write_options.sync", "per benchmark (fillsync only)"),
@@ -208,7 +205,7 @@ impl LevelDbFamily {
             (api.options_set_block_size)(options, cfg.block_size as usize);
             (api.options_set_block_restart_interval)(options, 16);
             (api.options_set_max_open_files)(options, cfg.open_files as c_int);
-            (api.options_set_compression)(options, c_int::from(cfg.compression));
+            (api.options_set_compression)(options, cfg.compression.leveldb_type());
             match cfg.cache_size {
                 Some(n) => {
                     engine.owned.cache = (api.cache_create_lru)(n as usize);

@@ -364,10 +364,7 @@ impl RocksDb {
             setting("block_size", cfg.block_size),
             setting("block_restart_interval", 16),
             setting("max_open_files", cfg.open_files),
-            setting(
-                "compression",
-                if cfg.compression { "snappy" } else { "none" },
-            ),
+            setting("compression", cfg.compression.name()),
             setting(
                 "allow_mmap_reads",
                 if cfg.mmap_read {
@@ -412,7 +409,7 @@ impl RocksDb {
             ffi::rocksdb_options_set_max_bytes_for_level_multiplier(options, 10.0);
             ffi::rocksdb_options_set_compaction_style(options, LEVEL_COMPACTION);
             ffi::rocksdb_options_set_max_open_files(options, cfg.open_files as c_int);
-            ffi::rocksdb_options_set_compression(options, c_int::from(cfg.compression));
+            ffi::rocksdb_options_set_compression(options, cfg.compression.rocksdb_type());
             ffi::rocksdb_options_set_allow_mmap_reads(options, u8::from(cfg.mmap_read));
 
             let table = ffi::rocksdb_block_based_options_create();

@@ -22,6 +22,7 @@ use crate::engine::{
     Batch, BatchOp, Codecs, Crc32c, Engine, EngineConfig, EngineIter, EngineKind, Error, Result,
     Session, Snappy, SnappyCompressor,
 };
+use crate::flags::Codec;
 
 fn err(e: shale::Error) -> Error {
     Error::new(e.to_string())
@@ -42,10 +43,11 @@ impl ShaleEngine {
             max_open_files: cfg.open_files.max(0) as usize,
             block_size: cfg.block_size as usize,
             max_file_size: cfg.max_file_size as usize,
-            compression: if cfg.compression {
-                shale::CompressionType::Snappy
-            } else {
-                shale::CompressionType::None
+            compression: match cfg.compression {
+                Codec::None => shale::CompressionType::None,
+                Codec::Snappy => shale::CompressionType::Snappy,
+                Codec::Zstd => shale::CompressionType::Zstd,
+                Codec::Lz4 => shale::CompressionType::Lz4,
             },
             reuse_logs: cfg.reuse_logs,
             concurrent_memtable_writes: cfg.concurrent_memtable_writes,
@@ -68,7 +70,10 @@ impl ShaleEngine {
             setting("max_open_files", opts.max_open_files),
             setting(
                 "compression",
-                if cfg.compression { "snappy" } else { "none" },
+                match cfg.compression {
+                    Codec::Zstd => format!("zstd (level {})", opts.zstd_compression_level),
+                    c => c.name().to_string(),
+                },
             ),
             setting("reuse_logs", cfg.reuse_logs),
             setting("concurrent_memtable_writes", cfg.concurrent_memtable_writes),

@@ -37,6 +37,7 @@ use crate::engine::{
     Batch, BatchOp, Codecs, Crc32c, Engine, EngineConfig, EngineIter, EngineKind, Error, Result,
     Session,
 };
+use crate::flags::Codec;
 
 #[allow(non_camel_case_types)]
 pub(crate) mod ffi {
@@ -272,8 +273,14 @@ impl WiredTiger {
         let cache = cfg.cache_size.unwrap_or(DEFAULT_CACHE);
         let snappy_ext = env!("SHALE_BENCH_WIREDTIGER_SNAPPY");
         let mut compressor_note = String::new();
-        let want_snappy = cfg.compression && !snappy_ext.is_empty();
-        if cfg.compression && snappy_ext.is_empty() {
+        if matches!(cfg.compression, Codec::Zstd | Codec::Lz4) {
+            return Err(Error::new(format!(
+                "--compression_type={}: only WiredTiger's snappy extension is supported here",
+                cfg.compression.name()
+            )));
+        }
+        let want_snappy = cfg.compression.is_on() && !snappy_ext.is_empty();
+        if cfg.compression.is_on() && snappy_ext.is_empty() {
             compressor_note = "none: libwiredtiger_snappy.so not installed".to_string();
         }
         let base = format!(
@@ -362,7 +369,7 @@ impl WiredTiger {
             unsafe { ((*s).close)(s, ptr::null()) };
             check("create", rc)?;
         }
-        let compression = if !cfg.compression {
+        let compression = if !cfg.compression.is_on() {
             "none".to_string()
         } else if snappy {
             "snappy (extension loaded)".to_string()

@@ -326,6 +326,31 @@ SHALE_EXPORT int leveldb_minor_version(void);
    Exported by libshale_c only, not by the libleveldb stand-in. */
 SHALE_EXPORT const char* shale_version(void);
 
+/* --- Compression beyond LevelDB 1.23's ----------------------------------
+   Exported by libshale_c only. The type numbers are the block types on
+   disk; leveldb_options_set_compression takes them besides LevelDB's
+   leveldb_no_compression and leveldb_snappy_compression (any other number
+   means no compression). LevelDB 1.23 reads none and snappy blocks only
+   and refuses the others as "bad block type": zstd blocks are those of
+   LevelDB's sources after 1.23 (built with zstd), lz4 blocks are read by
+   Shale only. */
+enum { shale_zstd_compression = 2, shale_lz4_compression = 4 };
+
+/* The zstd level (default 1; 0 is zstd's default, 3; negative is faster). */
+SHALE_EXPORT void shale_options_set_zstd_compression_level(leveldb_options_t*,
+                                                           int);
+/* Compression by output level: types[i] for tables written to level i,
+   the last entry for deeper levels; n == 0 (types may then be NULL) uses
+   leveldb_options_set_compression's type everywhere, the default. The
+   array is copied. */
+SHALE_EXPORT void shale_options_set_compression_per_level(leveldb_options_t*,
+                                                          const int* types,
+                                                          size_t n);
+/* Compression of tables a compaction writes to the deepest level that holds
+   tables; a negative value (the default) means no override. */
+SHALE_EXPORT void shale_options_set_bottommost_compression(leveldb_options_t*,
+                                                           int);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

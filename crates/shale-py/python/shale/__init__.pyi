@@ -125,7 +125,7 @@ class DB:
         block_size: Optional[int] = ...,
         block_restart_interval: Optional[int] = ...,
         max_file_size: Optional[int] = ...,
-        compression: Union[str, bytes, None] = ...,
+        compression: Union[str, bytes, None] = ...,  # None, "snappy", "zstd", "lz4"
         bloom_filter_bits: int = ...,
         comparator: Optional[Callable[[bytes, bytes], int]] = ...,
         comparator_name: Optional[bytes] = ...,

@@ -109,7 +109,7 @@ pub fn merge<H: JobHost>(
         }
         if !drop {
             if current.is_none() {
-                *current = Some(open_output(host)?);
+                *current = Some(open_output(host, c)?);
             }
             if let Some(out) = current.as_mut() {
                 if out.builder.num_entries() == 0 {
@@ -146,15 +146,20 @@ pub fn abandon<H: JobHost>(host: &H, current: Option<Output>) {
     }
 }
 
-fn open_output<H: JobHost>(host: &H) -> Result<Output> {
+/// Starts an output table of `c`, compressed as its output level asks.
+fn open_output<H: JobHost>(host: &H, c: &Compaction) -> Result<Output> {
     let number = host.new_output_number();
     let file = host
         .options()
         .fs
         .new_writable_file(&table_file_name(host.dir(), number))?;
+    let mut table_options = host.table_options().clone();
+    table_options.compression = host
+        .options()
+        .compression_for_level(c.output_level(), c.output_is_bottommost());
     Ok(Output {
         number,
-        builder: TableBuilder::new(host.table_options().clone(), file),
+        builder: TableBuilder::new(table_options, file),
         smallest: Vec::new(),
         largest: Vec::new(),
     })

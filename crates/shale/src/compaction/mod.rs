@@ -63,6 +63,19 @@ impl Compaction {
         }
     }
 
+    /// The level the outputs go to.
+    pub fn output_level(&self) -> usize {
+        self.level + 1
+    }
+
+    /// True if no level below the output level holds a table in the input
+    /// version: the outputs go to the bottommost level.
+    pub fn output_is_bottommost(&self) -> bool {
+        self.input_version.files[(self.level + 2).min(NUM_LEVELS)..]
+            .iter()
+            .all(|files| files.is_empty())
+    }
+
     /// Bytes after which an output file is closed.
     pub fn max_output_file_size(&self) -> u64 {
         self.max_output_file_size

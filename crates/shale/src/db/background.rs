@@ -22,7 +22,8 @@ use crate::db::core::{panic_message, DbInner, ManualCompaction, State};
 use crate::error::{Error, Result};
 use crate::filename::{parse_file_name, FileType};
 use crate::keys::{
-    InternalKey, InternalKeyComparator, ValueType, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK,
+    extract_user_key, InternalKey, InternalKeyComparator, ValueType, MAX_SEQUENCE_NUMBER,
+    VALUE_TYPE_FOR_SEEK,
 };
 use crate::memtable::MemTable;
 use crate::options::Options;
@@ -244,6 +245,14 @@ impl DbInner {
         base: Option<&Arc<Version>>,
     ) -> Result<u64> {
         let start = Instant::now();
+        // The level is chosen before the table is written, so that the
+        // table is compressed as that level asks.
+        let level = match base {
+            Some(base) => memtable_output_level(mem, base, self.options.max_file_size as u64),
+            None => 0,
+        };
+        let mut table_options = self.table_options.clone();
+        table_options.compression = self.options.compression_for_level(level, false);
         let number = st.versions.new_file_number();
         st.pending_outputs.insert(number);
         let meta = MutexGuard::unlocked(st, || {
@@ -251,7 +260,7 @@ impl DbInner {
             build_table(
                 &self.dir,
                 &self.options,
-                &self.table_options,
+                &table_options,
                 &self.table_cache,
                 &mut it,
                 number,
@@ -263,15 +272,13 @@ impl DbInner {
         let meta = meta.inspect_err(|_| {
             st.pending_outputs.remove(&number);
         })?;
-        let mut level = 0;
         if meta.file_size > 0 {
-            if let Some(base) = base {
-                level = base.pick_level_for_memtable_output(
+            debug_assert!(base.is_none_or(|base| level
+                == base.pick_level_for_memtable_output(
                     meta.smallest.user_key(),
                     meta.largest.user_key(),
                     self.options.max_file_size as u64,
-                );
-            }
+                )));
             self.info_log.log(&format!(
                 "level-{level} table #{number}: {} bytes",
                 meta.file_size
@@ -462,7 +469,7 @@ impl DbInner {
         }
     }
 
-    fn run_manual_compaction(
+    pub(crate) fn run_manual_compaction(
         &self,
         level: usize,
         begin: Option<&[u8]>,
@@ -496,4 +503,22 @@ impl DbInner {
         self.work_done_cv.notify_all();
         Ok(())
     }
+}
+
+/// The level a flush of `mem` goes to in `base` (see
+/// [`Version::pick_level_for_memtable_output`]), from its first and last
+/// keys; 0 for an empty memtable.
+fn memtable_output_level(mem: &Arc<MemTable>, base: &Version, max_file_size: u64) -> usize {
+    use crate::iter::InternalIterator;
+    let mut it = mem.iter();
+    it.seek_to_first();
+    if !it.valid() {
+        return 0;
+    }
+    let smallest = extract_user_key(it.key()).to_vec();
+    it.seek_to_last();
+    if !it.valid() {
+        return 0;
+    }
+    base.pick_level_for_memtable_output(&smallest, extract_user_key(it.key()), max_file_size)
 }

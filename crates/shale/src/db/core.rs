@@ -322,6 +322,7 @@ impl Db {
             block_size: options.block_size,
             block_restart_interval: options.block_restart_interval,
             compression: options.compression,
+            zstd_compression_level: options.zstd_compression_level,
             block_cache: options.block_cache.clone(),
             paranoid_checks: options.paranoid_checks,
         };

@@ -517,13 +517,20 @@ impl Drop for TableSet<'_> {
 }
 
 /// Starts a table whose first internal key is `first`.
+///
+/// Its level is known only once it is written, so it is compressed as
+/// RocksDB compresses files for ingestion: with `bottommost_compression`
+/// if set, else the last entry of `compression_per_level`, else
+/// `compression` (an ingested table mostly goes to the deepest free level).
 fn open_table(inner: &DbInner, first: &[u8]) -> Result<OpenTable> {
     let number = inner.new_pending_number();
     let path = table_file_name(&inner.dir, number);
+    let mut table_options = inner.table_options.clone();
+    table_options.compression = inner.options.compression_for_level(NUM_LEVELS - 1, true);
     match inner.options.fs.new_writable_file(&path) {
         Ok(file) => Ok(OpenTable {
             number,
-            builder: TableBuilder::new(inner.table_options.clone(), file),
+            builder: TableBuilder::new(table_options, file),
             smallest: InternalKey::from_encoded(first.to_vec()),
         }),
         Err(e) => {

@@ -9,6 +9,8 @@
 
 pub(crate) mod background;
 pub(crate) mod builder;
+#[cfg(test)]
+mod compression_tests;
 pub(crate) mod core;
 mod handoff;
 pub(crate) mod info_log;

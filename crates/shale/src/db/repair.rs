@@ -58,7 +58,9 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<()> {
         filter_policy: options.filter_policy.clone(),
         block_size: options.block_size,
         block_restart_interval: options.block_restart_interval.max(1),
-        compression: options.compression,
+        // Recovered logs become level-0 tables.
+        compression: options.compression_for_level(0, false),
+        zstd_compression_level: options.zstd_compression_level,
         block_cache: Some(
             options
                 .block_cache

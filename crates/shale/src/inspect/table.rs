@@ -6,6 +6,7 @@ use std::sync::Arc;
 use super::{compare_internal, crc, decode_fixed32, get_varint32, get_varint64};
 use crate::env::{FileSystem, PosixFs, RandomAccessFile};
 use crate::error::{Error, Result};
+use crate::sstable::compression::{self, CompressionType};
 
 const FOOTER_LEN: u64 = 48;
 const TRAILER_LEN: u64 = 5;
@@ -183,7 +184,8 @@ pub struct TableEntry {
 pub struct DataBlock {
     /// Where it is.
     pub block: BlockRef,
-    /// The compression type byte: 0 none, 1 snappy.
+    /// The compression type byte: 0 none, 1 snappy, 2 zstd, 4 lz4 (see
+    /// [`CompressionType`](crate::CompressionType)).
     pub compression: u8,
     /// Its size decompressed.
     pub raw_size: usize,
@@ -411,22 +413,13 @@ impl TableFile {
             )));
         }
         buf.truncate(n);
-        match ctype {
-            0 => Ok((0, buf)),
-            1 => {
-                let len = snap::raw::decompress_len(&buf)
-                    .map_err(|e| corrupt(format!("{what}: bad snappy length: {e}")))?;
-                if len as u64 > (n as u64).saturating_mul(22).min(u32::MAX as u64) {
-                    return Err(corrupt(format!(
-                        "{what}: snappy block of {n} bytes claims {len} bytes decompressed"
-                    )));
-                }
-                let out = snap::raw::Decoder::new()
-                    .decompress_vec(&buf)
-                    .map_err(|e| corrupt(format!("{what}: bad snappy data: {e}")))?;
-                Ok((1, out))
-            }
-            t => Err(corrupt(format!("{what}: unknown compression type {t}"))),
+        let t = CompressionType::from_u8(ctype)
+            .ok_or_else(|| corrupt(format!("{what}: unknown compression type {ctype}")))?;
+        match compression::decompress(t, &buf) {
+            Ok(None) => Ok((ctype, buf)),
+            Ok(Some(out)) => Ok((ctype, out)),
+            Err(Error::Corruption { reason, .. }) => Err(corrupt(format!("{what}: {reason}"))),
+            Err(e) => Err(e),
         }
     }
 

@@ -11,10 +11,25 @@
 //! metaindex and index handles, zero padding up to 40 bytes, and the magic
 //! number as a fixed64.
 //!
+//! The type byte says how the block contents are stored (see
+//! [`compression`](super::compression) for the codecs):
+//!
+//! - 0, none: the contents as they are;
+//! - 1, snappy: one raw snappy block;
+//! - 2, zstd: one Zstandard frame whose header gives the content size, as
+//!   LevelDB after 1.23 writes it (`ZSTD_compress2` at the zstd level);
+//! - 4, lz4 (Shale's own): the uncompressed length as a varint32, then one
+//!   raw LZ4 block (the LZ4 block format, no frame).
+//!
+//! LevelDB 1.23 reads types 0 and 1 and refuses 2 and 4 as a "bad block
+//! type"; later LevelDB reads 2 as well; type 3 is unused. Only data,
+//! metaindex and index blocks are compressed: the filter block is type 0.
+//!
 //! Invariant of this module: bytes read from a file are never trusted. A handle
 //! is checked against the file size before any buffer is allocated, and a
-//! snappy block's claimed uncompressed length is checked against the largest
-//! length its compressed size can produce.
+//! compressed block's claimed uncompressed length is checked against the largest
+//! length its compressed size can produce under its codec before the output is
+//! allocated.
 
 use std::sync::Arc;
 
@@ -26,36 +41,9 @@ use crate::util::coding::{decode_fixed32, get_varint64, put_fixed32, put_varint6
 use crate::util::crc;
 
 use super::block::Block;
+use super::compression;
 
-/// How table blocks are compressed. The numbers are the on-disk block types.
-///
-/// ```
-/// let options = shale::Options {
-///     compression: shale::CompressionType::None,
-///     ..Default::default()
-/// };
-/// assert_eq!(shale::Options::default().compression, shale::CompressionType::Snappy);
-/// # let _ = options;
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum CompressionType {
-    /// Blocks are stored as they are.
-    None = 0,
-    /// Snappy (LevelDB's default).
-    Snappy = 1,
-}
-
-impl CompressionType {
-    /// Decodes an on-disk block type byte.
-    pub(crate) fn from_u8(b: u8) -> Option<CompressionType> {
-        match b {
-            0 => Some(CompressionType::None),
-            1 => Some(CompressionType::Snappy),
-            _ => None,
-        }
-    }
-}
+pub use super::compression::CompressionType;
 
 /// The number at the end of every table file.
 pub const TABLE_MAGIC_NUMBER: u64 = 0xdb47_7524_8b80_fb57;
@@ -68,11 +56,6 @@ pub const MAX_ENCODED_HANDLE_LENGTH: usize = 20;
 
 /// The size of the [`Footer`]: two padded handles and the magic number.
 pub const FOOTER_ENCODED_LENGTH: usize = 2 * MAX_ENCODED_HANDLE_LENGTH + 8;
-
-/// Snappy's densest element (a 3-byte copy of up to 64 bytes) expands by at most
-/// this factor, so no valid snappy block decompresses to more than this many
-/// times its compressed size.
-const SNAPPY_MAX_EXPANSION: u64 = 22;
 
 /// Where a block lives in a file: its offset and its size without the trailer.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -302,27 +285,7 @@ fn decode_block(raw: &[u8], n: usize, verify_checksums: bool) -> Result<Option<V
         }
     }
     match CompressionType::from_u8(ctype) {
-        Some(CompressionType::None) => Ok(None),
-        Some(CompressionType::Snappy) => {
-            let compressed = &raw[..n];
-            let len = snap::raw::decompress_len(compressed)
-                .map_err(|_| Error::bad_data("corrupted snappy compressed block length"))?;
-            let limit = (n as u64)
-                .saturating_mul(SNAPPY_MAX_EXPANSION)
-                .min(u32::MAX as u64);
-            if len as u64 > limit {
-                return Err(Error::bad_data(format!(
-                    "snappy block of {n} bytes claims an impossible uncompressed length {len}"
-                )));
-            }
-            let mut out = vec![0u8; len];
-            match snap::raw::Decoder::new().decompress(compressed, &mut out) {
-                Ok(written) if written == len => Ok(Some(out)),
-                _ => Err(Error::bad_data(
-                    "corrupted snappy compressed block contents",
-                )),
-            }
-        }
+        Some(t) => compression::decompress(t, &raw[..n]),
         None => Err(Error::bad_data(format!("bad block type {ctype}"))),
     }
 }
@@ -451,6 +414,32 @@ mod tests {
     }
 
     #[test]
+    fn reads_zstd_and_lz4_blocks() {
+        let original = b"abcabcabcabcabcabcabcabcabcabcabcabcabcabc".repeat(10);
+        for t in [CompressionType::Zstd, CompressionType::Lz4] {
+            let mut c = super::compression::BlockCompressor::new(t, 1);
+            let (compressed, ct) = c.compress(&original);
+            assert_eq!(ct, t);
+            let f = stored(compressed, t);
+            assert_eq!(f[compressed.len()], t as u8);
+            let h = BlockHandle::new(0, compressed.len() as u64);
+            assert_eq!(
+                read_both(f.clone(), f.len() as u64, &h, true).unwrap(),
+                original
+            );
+            // The type byte is covered by the checksum.
+            let mut other = f.clone();
+            other[compressed.len()] = CompressionType::Snappy as u8;
+            let e = read_both(other.clone(), f.len() as u64, &h, true).unwrap_err();
+            assert!(e.to_string().contains("checksum"), "{e}");
+            // Read as another codec without the check, it is corrupt.
+            assert!(read_both(other, f.len() as u64, &h, false)
+                .unwrap_err()
+                .is_corruption());
+        }
+    }
+
+    #[test]
     fn rejects_bad_blocks() {
         let plain = b"some block contents".to_vec();
         let mut bytes = stored(&plain, CompressionType::None);
@@ -473,11 +462,16 @@ mod tests {
         let e = read_both(bytes.clone(), size, &h, true).unwrap_err();
         assert!(e.to_string().contains("checksum"), "{e}");
         assert!(read_both(bytes.clone(), size, &h, false).is_ok());
-        // Unknown compression type.
-        let mut typed = stored(&plain, CompressionType::None);
-        typed[plain.len()] = 9;
-        let e = read_both(typed, size, &h, false).unwrap_err();
-        assert!(e.to_string().contains("bad block type"), "{e}");
+        // Unknown compression types, 3 (unused) among them.
+        for t in [3u8, 5, 9, 0xff] {
+            let mut typed = stored(&plain, CompressionType::None);
+            typed[plain.len()] = t;
+            let e = read_both(typed, size, &h, false).unwrap_err();
+            assert!(
+                e.to_string().contains(&format!("bad block type {t}")),
+                "{e}"
+            );
+        }
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod block;
 pub mod block_builder;
 pub mod bloom;
 pub mod cache;
+pub mod compression;
 pub mod entries;
 pub mod entry_index;
 pub mod fences;
@@ -50,6 +51,8 @@ pub struct TableOptions {
     pub block_restart_interval: usize,
     /// How data, metaindex and index blocks are compressed.
     pub compression: CompressionType,
+    /// The Zstandard level of [`CompressionType::Zstd`] blocks.
+    pub zstd_compression_level: i32,
     /// Where uncompressed data blocks are cached. `None`: no caching.
     pub block_cache: Option<Arc<Cache>>,
     /// Verify every block's checksum, whatever the read asks for.
@@ -67,6 +70,7 @@ impl TableOptions {
             block_size: 4 << 10,
             block_restart_interval: 16,
             compression: CompressionType::Snappy,
+            zstd_compression_level: 1,
             block_cache: None,
             paranoid_checks: false,
         }
@@ -84,6 +88,7 @@ impl std::fmt::Debug for TableOptions {
             .field("block_size", &self.block_size)
             .field("block_restart_interval", &self.block_restart_interval)
             .field("compression", &self.compression)
+            .field("zstd_compression_level", &self.zstd_compression_level)
             .field(
                 "block_cache",
                 &self.block_cache.as_ref().map(|c| c.capacity()),

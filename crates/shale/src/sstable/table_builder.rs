@@ -5,7 +5,9 @@
 //! known, so that its key can be a short separator between the two blocks
 //! (or a short successor of the last key, for the final block). `finish`
 //! writes the filter block (never compressed), the metaindex and index blocks
-//! and the footer: the same bytes LevelDB 1.23 writes for the same input.
+//! and the footer: the same bytes LevelDB 1.23 writes for the same input
+//! with no or snappy compression, and the same bytes as later LevelDB with
+//! zstd.
 //!
 //! The first write error is kept: every later call returns it.
 
@@ -17,6 +19,7 @@ use crate::keys::extract_user_key;
 use crate::sstable::format::CompressionType;
 
 use super::block_builder::BlockBuilder;
+use super::compression::BlockCompressor;
 use super::filter_block::FilterBlockBuilder;
 use super::format::{block_trailer, BlockHandle, Footer};
 use super::{filter_meta_key, TableOptions};
@@ -32,28 +35,15 @@ const MAX_ENTRY_SIZE: usize = 1 << 31;
 struct BlockWriter {
     file: Box<dyn WritableFile>,
     offset: u64,
-    compression: CompressionType,
-    compressed: Vec<u8>,
-    encoder: snap::raw::Encoder,
+    compressor: BlockCompressor,
 }
 
 impl BlockWriter {
     /// Finishes `block`, writes it (compressed if that saves at least 1/8) and resets it.
     fn write_block(&mut self, block: &mut BlockBuilder) -> Result<BlockHandle> {
         let raw = block.finish();
-        let mut stored = (raw, CompressionType::None);
-        if self.compression == CompressionType::Snappy {
-            let max = snap::raw::max_compress_len(raw.len());
-            if max > 0 {
-                self.compressed.resize(max, 0);
-                if let Ok(n) = self.encoder.compress(raw, &mut self.compressed) {
-                    if n < raw.len() - raw.len() / 8 {
-                        stored = (&self.compressed[..n], CompressionType::Snappy);
-                    }
-                }
-            }
-        }
-        let handle = write_raw_block(&mut *self.file, &mut self.offset, stored.0, stored.1);
+        let (contents, ctype) = self.compressor.compress(raw);
+        let handle = write_raw_block(&mut *self.file, &mut self.offset, contents, ctype);
         block.reset();
         handle
     }
@@ -122,9 +112,7 @@ impl TableBuilder {
             writer: BlockWriter {
                 file,
                 offset: 0,
-                compression: opts.compression,
-                compressed: Vec::new(),
-                encoder: snap::raw::Encoder::new(),
+                compressor: BlockCompressor::new(opts.compression, opts.zstd_compression_level),
             },
             error: None,
             data_block: BlockBuilder::new(opts.block_restart_interval),

@@ -280,12 +280,12 @@ fn random_entries(rng: &mut StdRng, n: usize) -> Entries {
 }
 
 #[test]
-fn round_trips_with_and_without_snappy_and_bloom() {
+fn round_trips_with_every_compression_and_bloom() {
     let fs = MemFs::new();
     for seed in 0..3u64 {
         let mut rng = StdRng::seed_from_u64(seed);
         let entries = random_entries(&mut rng, 2000);
-        for compression in [CompressionType::None, CompressionType::Snappy] {
+        for compression in CompressionType::ALL {
             for bloom in [false, true] {
                 for (block_size, interval) in [(4096, 16), (256, 1), (1, 2)] {
                     let case = format!(
@@ -713,7 +713,7 @@ fn damaging_any_byte_never_panics() {
     .iter()
     .map(|u| lookup(u))
     .collect();
-    for compression in [CompressionType::None, CompressionType::Snappy] {
+    for compression in CompressionType::ALL {
         let mut opts = options(compression, true);
         opts.block_size = 128;
         opts.block_restart_interval = 3;
@@ -767,7 +767,7 @@ impl RandomAccessFile for MappedImage {
 /// cached as usual. Either way the table reads back exactly.
 #[test]
 fn mapped_tables_lend_uncompressed_blocks() {
-    for compression in [CompressionType::None, CompressionType::Snappy] {
+    for compression in CompressionType::ALL {
         let fs = MemFs::new();
         let path = Path::new("/m.ldb");
         let entries = numbered_entries(800);

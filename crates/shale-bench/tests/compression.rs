@@ -1,0 +1,115 @@
+#![cfg(feature = "shale")]
+//! `--compression_type` on every engine of this build that compresses like
+//! LevelDB: Shale writes the chosen block type, RocksDB is given its own
+//! number for the codec, and LevelDB 1.23 refuses zstd and lz4 with a clear
+//! message. The header names the compression in use.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use shale_bench::engine::EngineKind;
+use shale_bench::runner::available_engines;
+
+fn run(engine: &str, codec: &str, db: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_db_bench"))
+        .args([
+            &format!("--engine={engine}"),
+            &format!("--compression_type={codec}"),
+            "--benchmarks=fillseq,compact,readrandom",
+            "--num=3000",
+            "--progress=0",
+        ])
+        .arg(format!("--db={}", db.display()))
+        .output()
+        .expect("run db_bench")
+}
+
+fn stdout_ok(out: &Output, what: &str) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{what}\nstdout:\n{stdout}\nstderr:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// The data blocks' compression type bytes of the database's tables.
+fn block_types(db: &Path) -> Vec<u8> {
+    let mut types = Vec::new();
+    for t in shale::inspect::live_tables(db).unwrap() {
+        let table = shale::inspect::TableFile::open(&t.path).unwrap();
+        for i in 0..table.index.len() {
+            types.push(table.data_block(i).unwrap().compression);
+        }
+    }
+    types
+}
+
+#[test]
+fn shale_writes_the_block_type_asked_for() {
+    for (codec, type_byte, shown) in [
+        ("none", 0u8, "none"),
+        ("snappy", 1, "snappy"),
+        ("zstd", 2, "zstd (level 1)"),
+        ("lz4", 4, "lz4"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let db = dir.path().join("db");
+        let out = stdout_ok(&run("shale", codec, &db), codec);
+        assert!(
+            out.contains(&format!("Setting:    shale.compression = {shown}\n")),
+            "{codec}: {out}"
+        );
+        assert!(out.contains("(3000 of 3000 found)"), "{out}");
+        let types = block_types(&db);
+        assert!(
+            !types.is_empty() && types.iter().all(|&t| t == type_byte),
+            "{codec}: {types:?}"
+        );
+    }
+}
+
+#[test]
+fn rocksdb_runs_every_codec() {
+    if !available_engines().contains(&EngineKind::RocksDb) {
+        eprintln!("RocksDB is not in this build: skipped");
+        return;
+    }
+    for codec in ["none", "snappy", "zstd", "lz4"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = stdout_ok(&run("rocksdb", codec, &dir.path().join("db")), codec);
+        assert!(
+            out.contains(&format!("Setting:    rocksdb.compression = {codec}\n")),
+            "{codec}: {out}"
+        );
+        assert!(out.contains("(3000 of 3000 found)"), "{out}");
+    }
+}
+
+#[test]
+fn leveldb_refuses_zstd_and_lz4() {
+    if !available_engines().contains(&EngineKind::LevelDb) {
+        eprintln!("LevelDB is not in this build: skipped");
+        return;
+    }
+    for codec in ["zstd", "lz4"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = run("leveldb", codec, &dir.path().join("db"));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_ne!(out.status.code(), Some(0), "{codec}");
+        assert!(
+            stderr.contains(&format!(
+                "--compression_type={codec}: LevelDB 1.23 has no {codec} compression"
+            )),
+            "{codec}: {stderr}"
+        );
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = stdout_ok(&run("leveldb", "snappy", &dir.path().join("db")), "snappy");
+    assert!(
+        out.contains("Setting:    leveldb.compression = snappy\n"),
+        "{out}"
+    );
+}
