@@ -724,7 +724,7 @@ fn seeds(default: std::ops::Range<u64>, steps: usize, option_sets: usize) {
 
 #[test]
 fn one_sequence_many_option_sets() {
-    seeds(1..4, 600, 3);
+    seeds(1..4, 700, 3);
 }
 
 #[test]
