@@ -8,6 +8,7 @@ use shale::{Db, WriteOptions};
 
 use crate::bytes::{escape, to_hex, Encoding};
 use crate::open::{self, exit, CliError, CliResult, WriteTuning};
+use crate::out::output_error;
 use crate::progress::{Progress, ProgressMode, Unit};
 
 /// A key range: `start` included, `end` not.
@@ -43,16 +44,6 @@ pub fn verified() -> shale::ReadOptions<'static> {
     }
 }
 
-/// An error writing to standard output; a closed pipe ends the command
-/// quietly with success (`shale scan ./db | head`).
-pub fn output_error(e: std::io::Error) -> CliError {
-    if e.kind() == std::io::ErrorKind::BrokenPipe {
-        CliError::new(0, "")
-    } else {
-        CliError::error(format!("standard output: {e}"))
-    }
-}
-
 fn key_arg(hex: bool, key: &str) -> CliResult<Vec<u8>> {
     Encoding::from_hex_flag(hex)
         .decode("key", key)
@@ -75,7 +66,7 @@ pub fn get(db: &Path, key: &str, hex: bool, raw: bool) -> CliResult<i32> {
             Ok(0)
         }
         None => {
-            eprintln!("shale: key {} not found", escape(&key));
+            errln!("shale: key {} not found", escape(&key));
             Ok(exit::NEGATIVE)
         }
     }
@@ -190,7 +181,7 @@ pub fn count(db: &Path, bounds: &Bounds, progress: ProgressMode) -> CliResult<i3
         }
         bar.finish();
     }
-    println!("{n}");
+    outln!("{n}")?;
     Ok(0)
 }
 
@@ -222,11 +213,11 @@ pub fn compact(
     };
     let (f0, b0) = sum(&before);
     let (f1, b1) = sum(&after);
-    println!(
+    outln!(
         "compacted: {f0} files ({}) before, {f1} files ({}) after",
         crate::bytes::human_bytes(b0),
         crate::bytes::human_bytes(b1)
-    );
+    )?;
     Ok(0)
 }
 
@@ -239,7 +230,7 @@ pub fn destroy(db: &Path, yes: bool) -> CliResult<i32> {
                 db.display()
             )));
         }
-        eprint!(
+        err!(
             "Delete the database in {} and all its files? [y/N] ",
             db.display()
         );
@@ -248,11 +239,11 @@ pub fn destroy(db: &Path, yes: bool) -> CliResult<i32> {
             .read_line(&mut answer)
             .map_err(|e| CliError::error(format!("standard input: {e}")))?;
         if !matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes") {
-            eprintln!("shale: nothing deleted");
+            errln!("shale: nothing deleted");
             return Ok(exit::NEGATIVE);
         }
     }
     shale::destroy(db, &shale::Options::default()).map_err(|e| open::open_error(db, e))?;
-    println!("destroyed {}", db.display());
+    outln!("destroyed {}", db.display())?;
     Ok(0)
 }

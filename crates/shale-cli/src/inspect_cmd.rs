@@ -6,9 +6,9 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 use shale::inspect::{self, Affected, FileKind, LogEntry, UpdateKind};
 
-use crate::basic::output_error;
 use crate::bytes::{escape, human_bytes};
 use crate::open::{self, exit, CliError, CliResult};
+use crate::out::output_error;
 use crate::progress::{Progress, ProgressMode, Unit};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -424,27 +424,27 @@ pub fn check(db: &Path, json_out: bool, progress: ProgressMode) -> CliResult<i32
                     "offset": d.offset, "reason": d.reason, "affected": affected_json(&d.affected)})
             })
             .collect();
-        println!(
+        outln!(
             "{}",
             json!({"ok": sound, "files": report.files.len(), "tables": report.tables,
                 "blocks": report.blocks, "entries": report.entries,
                 "log_records": report.log_records, "damage": damage})
-        );
+        )?;
     } else {
         for d in &report.damage {
             let at = d
                 .offset
                 .map_or(String::new(), |o| format!(" at offset {o}"));
-            println!(
+            outln!(
                 "DAMAGED {} ({:?}){at}: {}\n    affects {}",
                 d.file.display(),
                 d.kind,
                 d.reason,
                 describe(&d.affected)
-            );
+            )?;
         }
         let bytes: u64 = report.files.iter().map(|f| f.2).sum();
-        println!(
+        outln!(
             "checked {} files ({}): {} tables, {} blocks, {} entries, {} log records: {}",
             report.files.len(),
             human_bytes(bytes),
@@ -457,7 +457,7 @@ pub fn check(db: &Path, json_out: bool, progress: ProgressMode) -> CliResult<i32
             } else {
                 format!("{} damaged places", report.damage.len())
             }
-        );
+        )?;
     }
     Ok(if sound { 0 } else { exit::NEGATIVE })
 }
@@ -490,34 +490,34 @@ pub fn repair(db: &Path, progress: ProgressMode) -> CliResult<i32> {
 
     shale::repair(db, &shale::Options::default()).map_err(|e| open::open_error(db, e))?;
 
-    println!("repaired {}", db.display());
+    outln!("repaired {}", db.display())?;
     for d in &before.damage {
         let at = d
             .offset
             .map_or(String::new(), |o| format!(" at offset {o}"));
-        println!(
+        outln!(
             "  dropped: {}{at}: {} ({})",
             d.file.display(),
             d.reason,
             describe(&d.affected)
-        );
+        )?;
     }
     for l in &logs {
-        println!("  log {} turned into a table", l.display());
+        outln!("  log {} turned into a table", l.display())?;
     }
     for p in listing(&lost_dir) {
         if !lost_before.contains(&p) {
-            println!("  moved to {}", p.display());
+            outln!("  moved to {}", p.display())?;
         }
     }
     match inspect::live_tables(db) {
         Ok(tables) => {
             let bytes: u64 = tables.iter().map(|t| t.size).sum();
-            println!(
+            outln!(
                 "  recovered: {} tables ({}) in the new MANIFEST",
                 tables.len(),
                 human_bytes(bytes)
-            );
+            )?;
         }
         Err(e) => return Err(CliError::from(e)),
     }
@@ -527,7 +527,7 @@ pub fn repair(db: &Path, progress: ProgressMode) -> CliResult<i32> {
                 .iter_with(&crate::basic::verified())
                 .take_while(|r| r.is_ok())
                 .count();
-            println!("  {n} keys readable");
+            outln!("  {n} keys readable")?;
         }
         Err(e) => return Err(e),
     }

@@ -20,9 +20,10 @@ use std::path::Path;
 
 use shale::{Db, WriteBatch, WriteOptions};
 
-use crate::basic::{json_entry, output_error, Bounds};
+use crate::basic::{json_entry, Bounds};
 use crate::bytes::{escape, from_hex, unescape};
 use crate::open::{self, CliError, CliResult, WriteTuning};
+use crate::out::output_error;
 use crate::progress::{Progress, ProgressMode, Unit};
 
 pub const KV_MAGIC: &[u8; 8] = b"SHALEKV1";
@@ -308,7 +309,7 @@ pub fn export(
     }
     w.finish().map_err(werr)?;
     bar.finish();
-    eprintln!("exported {n} entries");
+    errln!("exported {n} entries");
     Ok(0)
 }
 
@@ -379,7 +380,7 @@ pub fn load(
         bar.set_position(count.load(std::sync::atomic::Ordering::Relaxed))
     })?;
     bar.finish();
-    eprintln!("{stats}");
+    errln!("{stats}");
     Ok(0)
 }
 

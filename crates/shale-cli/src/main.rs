@@ -6,7 +6,13 @@
 //! commands that write take its lock. Exit codes: 0 success, 1 a negative
 //! answer (`get` found no key, `check` found damage), 2 bad usage, 3 an
 //! error, 4 the database is held by another process.
+//!
+//! Every write to standard output or error goes through the `out` module,
+//! which neither panics on a closed pipe nor hides a failed write.
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
+#[macro_use]
+mod out;
 mod basic;
 mod bytes;
 mod inspect_cmd;
@@ -348,12 +354,13 @@ impl KeyRange {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    // A closed pipe (`shale scan | head`) ends the command quietly.
+    // A closed pipe (`shale scan | head`) ends the command quietly: see
+    // `out::output_error`.
     match run(cli) {
         Ok(code) => ExitCode::from(code as u8),
         Err(e) => {
             if !e.message.is_empty() {
-                eprintln!("shale: {}", e.message);
+                errln!("shale: {}", e.message);
             }
             ExitCode::from(e.code as u8)
         }

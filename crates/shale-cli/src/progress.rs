@@ -171,6 +171,6 @@ impl Plain {
             }
         }
         line.push_str(&format!(", {}/s", show(rate as u64)));
-        eprintln!("{line}");
+        errln!("{line}");
     }
 }

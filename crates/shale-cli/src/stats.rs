@@ -85,23 +85,23 @@ pub fn stats(db_path: &Path, json: bool, fast: bool, progress: ProgressMode) -> 
             obj["oldest_sequence"] = json!(t.oldest_sequence);
             obj["newest_table_sequence"] = json!(t.newest_sequence);
         }
-        println!("{obj}");
+        outln!("{obj}")?;
         return Ok(0);
     }
 
-    println!("database  {}", db_path.display());
-    println!();
-    println!("{:>5} {:>7} {:>12}", "level", "files", "size");
+    outln!("database  {}", db_path.display())?;
+    outln!()?;
+    outln!("{:>5} {:>7} {:>12}", "level", "files", "size")?;
     for (i, l) in stats.levels.iter().enumerate() {
-        println!("{i:>5} {:>7} {:>12}", l.files, human_bytes(l.bytes));
+        outln!("{i:>5} {:>7} {:>12}", l.files, human_bytes(l.bytes))?;
     }
-    println!(
+    outln!(
         "{:>5} {:>7} {:>12}",
         "total",
         total_files,
         human_bytes(total_bytes)
-    );
-    println!();
+    )?;
+    outln!()?;
     let mut rows: Vec<(&str, String)> =
         vec![("memtable", human_bytes(stats.memtable_bytes as u64))];
     if let Some((keys, kb, vb)) = live {
@@ -132,13 +132,13 @@ pub fn stats(db_path: &Path, json: bool, fast: bool, progress: ProgressMode) -> 
     }
     rows.push(("newest sequence", stats.last_sequence.to_string()));
     for (name, value) in rows {
-        println!("{name:<18} {value}");
+        outln!("{name:<18} {value}")?;
     }
     for (name, value) in properties {
-        println!();
-        println!("{name}:");
+        outln!()?;
+        outln!("{name}:")?;
         for line in value.lines() {
-            println!("  {line}");
+            outln!("  {line}")?;
         }
     }
     Ok(0)

@@ -951,4 +951,175 @@ fn compression_flags_choose_the_block_type_dump_shows() {
         .arg(tmp.path().join("zstd"))
         .assert()
         .code(2);
+
+/// Runs `shale args` with standard output (or error) a pipe whose reading
+/// end is already closed: every write to it fails with a broken pipe.
+fn run_into_closed_pipe(args: &[&std::ffi::OsStr], stderr_too: bool) -> std::process::Output {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("shale"));
+    cmd.args(args).env_remove("RUST_LOG");
+    if stderr_too {
+        cmd.stdout(std::process::Stdio::null()).stderr(writer);
+    } else {
+        cmd.stdout(writer).stderr(std::process::Stdio::piped());
+    }
+    cmd.output().unwrap()
+}
+
+#[test]
+fn every_command_ends_quietly_when_its_output_is_closed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = shale_db(tmp.path(), 2000);
+    let table = files(&db, "ldb").remove(0);
+    let db = db.as_os_str();
+    let os = |s: &'static str| std::ffi::OsStr::new(s);
+    let commands: Vec<Vec<&std::ffi::OsStr>> = vec![
+        vec![os("--help")],
+        vec![os("--version")],
+        vec![os("stats"), db],
+        vec![os("stats"), db, os("--json")],
+        vec![os("stats"), db, os("--progress"), os("plain")],
+        vec![os("count"), db],
+        vec![os("get"), db, os("key000001")],
+        vec![os("get"), db, os("key000001"), os("--raw")],
+        vec![os("scan"), db],
+        vec![os("scan"), db, os("--limit"), os("1")],
+        vec![os("dump"), table.as_os_str()],
+        vec![os("dump"), table.as_os_str(), os("--format"), os("json")],
+        vec![os("check"), db],
+        vec![os("check"), db, os("--json")],
+        vec![os("export"), db],
+        vec![os("compact"), db],
+        vec![os("repair"), db],
+        vec![os("destroy"), db, os("--yes")],
+    ];
+    for args in &commands {
+        let out = run_into_closed_pipe(args, false);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && !stderr.contains("panicked"),
+            "shale {args:?} into a closed pipe: {}, stderr: {stderr}",
+            out.status
+        );
+        assert_eq!(stderr, "", "shale {args:?} said something on a closed pipe");
+    }
+    // `destroy` ran to its end: the database is gone.
+    assert!(!Path::new(db).join("CURRENT").exists());
+}
+
+#[test]
+fn a_reader_that_stops_early_ends_a_long_command_quietly() {
+    let tmp = tempfile::tempdir().unwrap();
+    // Far more output than a pipe holds.
+    let db = shale_db(tmp.path(), 20_000);
+    for cmd in ["scan", "export", "dump"] {
+        let target = if cmd == "dump" {
+            files(&db, "ldb").remove(0)
+        } else {
+            db.clone()
+        };
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("shale"))
+            .arg(cmd)
+            .arg(&target)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut first = String::new();
+        let mut reader = std::io::BufReader::new(child.stdout.take().unwrap());
+        std::io::BufRead::read_line(&mut reader, &mut first).unwrap();
+        assert!(!first.is_empty(), "shale {cmd} printed nothing");
+        drop(reader);
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            out.status.success() && !stderr.contains("panicked"),
+            "shale {cmd} | head -1: {}, stderr: {stderr}",
+            out.status
+        );
+    }
+}
+
+#[test]
+fn a_closed_standard_error_does_not_stop_a_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = shale_db(tmp.path(), 100);
+    // `get` of a missing key says so on standard error, and answers 1.
+    let out = run_into_closed_pipe(
+        &[
+            std::ffi::OsStr::new("get"),
+            db.as_os_str(),
+            std::ffi::OsStr::new("missing"),
+        ],
+        true,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "get of a missing key: {}",
+        out.status
+    );
+    // `load` reports what it did on standard error.
+    let input = tmp.path().join("in.jsonl");
+    std::fs::write(&input, jsonl(&[("a", "1"), ("b", "2")])).unwrap();
+    let out = run_into_closed_pipe(
+        &[
+            std::ffi::OsStr::new("load"),
+            db.as_os_str(),
+            std::ffi::OsStr::new("--input"),
+            input.as_os_str(),
+        ],
+        true,
+    );
+    assert!(out.status.success(), "load: {}", out.status);
+    shale()
+        .arg("get")
+        .arg(&db)
+        .arg("b")
+        .assert()
+        .success()
+        .stdout("2\n");
+    // So does a failing command: it still fails with its code.
+    let out = run_into_closed_pipe(
+        &[
+            std::ffi::OsStr::new("count"),
+            tmp.path().join("nothing-here").as_os_str(),
+        ],
+        true,
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "count of no database: {}",
+        out.status
+    );
+}
+
+#[test]
+fn other_errors_writing_the_output_are_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = shale_db(tmp.path(), 100);
+    for cmd in ["stats", "count", "scan", "check", "export"] {
+        let full = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/full")
+            .unwrap();
+        let out = std::process::Command::new(assert_cmd::cargo::cargo_bin("shale"))
+            .arg(cmd)
+            .arg(&db)
+            .stdout(full)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(3),
+            "shale {cmd} > /dev/full: {stderr}"
+        );
+        assert!(
+            stderr.contains("standard output") && !stderr.contains("panicked"),
+            "shale {cmd} > /dev/full: {stderr}"
+        );
+    }
 }

@@ -576,3 +576,121 @@ fn ingestion_with_writers(concurrent_memtable_writes: bool) {
         },
     );
 }
+
+/// The rows of one table of `leveldb.stats` (the one after the line
+/// `title`): level → its numbers, as printed.
+fn stats_rows(db: &Db, title: &str) -> BTreeMap<usize, Vec<String>> {
+    let text = db.property("leveldb.stats").unwrap();
+    let mut lines = text.lines().skip_while(|l| l.trim() != title).skip(3);
+    let mut rows = BTreeMap::new();
+    for line in lines.by_ref() {
+        let fields: Vec<String> = line.split_whitespace().map(String::from).collect();
+        let Some(level) = fields.first().and_then(|f| f.parse().ok()) else {
+            break;
+        };
+        rows.insert(level, fields[1..].to_vec());
+    }
+    rows
+}
+
+fn megabytes(bytes: u64) -> String {
+    format!("{:.0}", bytes as f64 / 1048576.0)
+}
+
+#[test]
+fn ingested_tables_count_in_the_level_statistics() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), options()).unwrap();
+    assert!(
+        !db.property("leveldb.stats").unwrap().contains("Bulk loads"),
+        "no table of bulk loads before one"
+    );
+
+    // About 2.5 MB in three tables, at the deepest level.
+    let done = db.ingest_sorted(entries(0, 2500, 1, "first")).unwrap();
+    let bytes: u64 = done.tables.iter().map(|t| t.bytes).sum();
+    assert_eq!(done.tables.len(), 3);
+    let stats = db.stats();
+    for (level, l) in stats.levels.iter().enumerate() {
+        if level == 6 {
+            assert_eq!(l.ingested_files, 3);
+            assert_eq!(l.ingested_bytes, bytes);
+            assert_eq!(l.compaction_bytes_written, bytes);
+            assert_eq!(l.compaction_bytes_read, 0);
+            assert!(l.compaction_micros > 0, "finishing took some time");
+        } else {
+            assert_eq!(
+                (
+                    l.ingested_files,
+                    l.compaction_bytes_written,
+                    l.compaction_micros
+                ),
+                (0, 0, 0),
+                "level {level}"
+            );
+        }
+    }
+    let levels = stats_rows(&db, "Compactions");
+    assert_eq!(levels.keys().copied().collect::<Vec<_>>(), [6]);
+    // Files Size(MB) Time(sec) Read(MB) Write(MB)
+    assert_eq!(levels[&6][0], "3");
+    assert_eq!(levels[&6][4], megabytes(bytes), "written into level 6");
+    let loads = stats_rows(&db, "Bulk loads");
+    assert_eq!(loads.len(), 1);
+    assert_eq!(loads[&6], ["3".to_string(), megabytes(bytes)]);
+
+    // The same range again lands at level 5; level 6 keeps its figures.
+    let again = db.ingest_sorted(entries(0, 1200, 1, "second")).unwrap();
+    assert!(again.tables.iter().all(|t| t.level == 5), "{again:?}");
+    let bytes5: u64 = again.tables.iter().map(|t| t.bytes).sum();
+    let stats = db.stats();
+    assert_eq!(stats.levels[5].ingested_files, again.tables.len() as u64);
+    assert_eq!(stats.levels[5].ingested_bytes, bytes5);
+    assert_eq!(stats.levels[6].ingested_files, 3);
+    assert_eq!(stats.levels[6].ingested_bytes, bytes);
+    let loads = stats_rows(&db, "Bulk loads");
+    assert_eq!(loads.keys().copied().collect::<Vec<_>>(), [5, 6]);
+    assert_eq!(loads[&5][0], again.tables.len().to_string());
+
+    // Loads that install nothing count nothing.
+    let before = db.stats();
+    let property = db.property("leveldb.stats").unwrap();
+    db.ingest_sorted([("x", "1"), ("w", "2")]).unwrap_err();
+    let mut loader = db.bulk_loader().unwrap();
+    loader.add(b"y", b"1").unwrap();
+    drop(loader);
+    assert_eq!(
+        db.ingest_sorted(Vec::<(&str, &str)>::new())
+            .unwrap()
+            .entries,
+        0
+    );
+    assert_eq!(db.stats(), before);
+    assert_eq!(db.property("leveldb.stats").unwrap(), property);
+
+    // A load rewritten under a newer sequence counts its tables once, as
+    // installed; the flush its finish makes counts as a flush.
+    let mut loader = db.bulk_loader().unwrap();
+    for (k, v) in entries(5000, 5100, 1, "third") {
+        loader.add(&k, &v).unwrap();
+    }
+    db.put(b"written meanwhile", b"1").unwrap();
+    let third = loader.finish().unwrap();
+    assert!(third.rewritten);
+    let after = db.stats();
+    let ingested = |s: &shale::Stats| -> (u64, u64) {
+        s.levels.iter().fold((0, 0), |(f, b), l| {
+            (f + l.ingested_files, b + l.ingested_bytes)
+        })
+    };
+    let (f0, b0) = ingested(&before);
+    let (f1, b1) = ingested(&after);
+    assert_eq!(f1 - f0, third.tables.len() as u64);
+    assert_eq!(b1 - b0, third.tables.iter().map(|t| t.bytes).sum::<u64>());
+    let written =
+        |s: &shale::Stats| -> u64 { s.levels.iter().map(|l| l.compaction_bytes_written).sum() };
+    assert!(
+        written(&after) - written(&before) > b1 - b0,
+        "the flushed memtable is written too"
+    );
+}

@@ -159,12 +159,17 @@ pub(crate) struct PublishWaiter {
     pub(crate) signal: Arc<Signal>,
 }
 
-/// Per-level compaction statistics for `leveldb.stats`.
+/// Per-level work statistics for `leveldb.stats`: what compactions,
+/// flushes and bulk loads wrote into the level.
 #[derive(Default, Clone, Copy)]
 pub(crate) struct CompactionStats {
     pub(crate) micros: u64,
     pub(crate) bytes_read: u64,
+    /// Every byte written into the level, ingested tables included.
     pub(crate) bytes_written: u64,
+    /// The tables bulk loads placed in the level, and their bytes.
+    pub(crate) ingested_files: u64,
+    pub(crate) ingested_bytes: u64,
 }
 
 /// A compaction asked for by `compact_range`.

@@ -29,7 +29,9 @@
 //!    number first;
 //! 5. records the tables, the new last sequence and the current log in one
 //!    version edit (the directory synced, then the MANIFEST record synced),
-//!    installs the new version and publishes the sequence number.
+//!    installs the new version and publishes the sequence number; the
+//!    tables count in the level statistics (`leveldb.stats`, `Db::stats`)
+//!    as bytes written into their levels.
 //!
 //! A crash before step 5's MANIFEST record is durable leaves table files no
 //! version names, which the cleanup after the next open deletes; after it,
@@ -40,6 +42,7 @@ use std::cmp::Ordering;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::Ordering as AtomicOrdering;
 use std::sync::Arc;
+use std::time::Instant;
 
 use parking_lot::MutexGuard;
 
@@ -352,6 +355,7 @@ impl<'a> BulkLoader<'a> {
         if let Some(e) = self.failed.take() {
             return Err(e);
         }
+        let started = Instant::now();
         self.tables.close_current()?;
         if self.tables.done.is_empty() {
             return Ok(IngestStats {
@@ -362,7 +366,7 @@ impl<'a> BulkLoader<'a> {
             });
         }
         let inner = self.tables.inner;
-        inner.install_ingested(&mut self.tables, self.entries)
+        inner.install_ingested(&mut self.tables, self.entries, started)
     }
 }
 
@@ -554,6 +558,29 @@ fn ingest_level(v: &Version, smallest: &[u8], largest: &[u8]) -> usize {
     NUM_LEVELS - 1
 }
 
+/// Counts installed tables in the per-level statistics of `leveldb.stats`:
+/// each table's bytes as written into its level, and `micros`, the time
+/// `finish` took, shared between the levels by bytes.
+fn record_ingestion(st: &mut State, tables: &[IngestedTable], micros: u64) {
+    let total = tables
+        .iter()
+        .map(|t| t.bytes)
+        .fold(0u64, u64::saturating_add);
+    for t in tables {
+        let share = if total == 0 {
+            micros / tables.len() as u64
+        } else {
+            // At most `micros`: the product fits in a u128.
+            (u128::from(micros) * u128::from(t.bytes) / u128::from(total)) as u64
+        };
+        let s = &mut st.stats[t.level];
+        s.micros = s.micros.saturating_add(share);
+        s.bytes_written = s.bytes_written.saturating_add(t.bytes);
+        s.ingested_files += 1;
+        s.ingested_bytes = s.ingested_bytes.saturating_add(t.bytes);
+    }
+}
+
 impl DbInner {
     /// A new file number, recorded as a pending output.
     fn new_pending_number(&self) -> u64 {
@@ -575,14 +602,19 @@ impl DbInner {
 
     /// Installs the finished tables of `set` (see the module notes), holding
     /// the write path as a leader does.
-    fn install_ingested(&self, set: &mut TableSet<'_>, entries: u64) -> Result<IngestStats> {
+    fn install_ingested(
+        &self,
+        set: &mut TableSet<'_>,
+        entries: u64,
+        started: Instant,
+    ) -> Result<IngestStats> {
         let mut st = self.state.lock();
         while st.writing {
             self.work_done_cv.wait(&mut st);
         }
         st.writing = true;
         let result = panic::catch_unwind(AssertUnwindSafe(|| {
-            self.install_holding_write_path(&mut st, set, entries)
+            self.install_holding_write_path(&mut st, set, entries, started)
         }))
         .unwrap_or_else(|payload| {
             let e = Error::Background(format!(
@@ -607,6 +639,7 @@ impl DbInner {
         st: &mut MutexGuard<'_, State>,
         set: &mut TableSet<'_>,
         entries: u64,
+        started: Instant,
     ) -> Result<IngestStats> {
         // 1. Empty the memtables. Groups given numbers before the write path
         // was taken may still be inserting (concurrent memtable writes):
@@ -716,6 +749,7 @@ impl DbInner {
                 bytes: t.file_size,
             })
             .collect();
+        record_ingestion(st, &tables, started.elapsed().as_micros() as u64);
         let placed: Vec<String> = tables
             .iter()
             .map(|t| format!("#{}@{}", t.number, t.level))

@@ -51,7 +51,11 @@ pub struct Stats {
     pub oldest_snapshot: Option<u64>,
 }
 
-/// One level's files and compaction work, in [`Stats::levels`].
+/// One level's files and the work that wrote into it, in [`Stats::levels`].
+///
+/// The work counters count from the database's opening, in this process:
+/// flushes and compactions into the level, and bulk loads
+/// ([`Db::bulk_loader`]) that placed tables in it.
 ///
 /// ```
 /// # fn main() -> shale::Result<()> {
@@ -64,6 +68,13 @@ pub struct Stats {
 /// let stats = db.stats();
 /// let deepest = stats.levels.iter().rev().find(|l| l.files > 0).unwrap();
 /// assert!(deepest.bytes > 0 && deepest.compaction_bytes_written > 0);
+/// assert_eq!(deepest.ingested_files, 0);
+///
+/// // A bulk load into a range no level holds goes to the deepest level.
+/// let done = db.ingest_sorted([("zz1", "a"), ("zz2", "b")])?;
+/// let level = db.stats().levels[6];
+/// assert_eq!(level.ingested_files, 1);
+/// assert_eq!(level.ingested_bytes, done.tables[0].bytes);
 /// # Ok(()) }
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -73,13 +84,21 @@ pub struct LevelStats {
     pub files: usize,
     /// Their total size in bytes.
     pub bytes: u64,
-    /// Time spent by compactions (and flushes) writing into the level, in
-    /// microseconds.
+    /// Time spent by compactions and flushes writing into the level, in
+    /// microseconds, and by bulk loads finishing (the table that was open,
+    /// any rewrite, the install) with tables placed in it, shared between
+    /// levels by bytes. A loader's time between entries, while the caller
+    /// adds them, is the caller's and is not counted.
     pub compaction_micros: u64,
     /// Bytes those compactions read.
     pub compaction_bytes_read: u64,
-    /// Bytes those compactions wrote.
+    /// Bytes written into the level: by compactions and flushes, and the
+    /// tables bulk loads placed in it (`ingested_bytes`).
     pub compaction_bytes_written: u64,
+    /// Table files bulk loads placed in the level.
+    pub ingested_files: u64,
+    /// Their bytes (also counted in `compaction_bytes_written`).
+    pub ingested_bytes: u64,
 }
 
 impl Db {
@@ -104,6 +123,8 @@ impl Db {
                 compaction_micros: st.stats[level].micros,
                 compaction_bytes_read: st.stats[level].bytes_read,
                 compaction_bytes_written: st.stats[level].bytes_written,
+                ingested_files: st.stats[level].ingested_files,
+                ingested_bytes: st.stats[level].ingested_bytes,
             })
             .collect();
         Stats {
@@ -160,6 +181,13 @@ impl Db {
     /// in background work), empty while there is none; `None` for other
     /// names.
     ///
+    /// `leveldb.stats` is LevelDB's table of levels: files, size, and the
+    /// time, bytes read and bytes written of the work into each level since
+    /// the database was opened (the figures of [`LevelStats`]). Tables a
+    /// bulk load placed count as written into their levels; after one, a
+    /// second table, `Bulk loads`, gives the files and bytes of each level
+    /// that came from them.
+    ///
     /// ```
     /// # fn main() -> shale::Result<()> {
     /// # let dir = tempfile::tempdir().unwrap();
@@ -202,7 +230,7 @@ impl DbInner {
                 for level in 0..NUM_LEVELS {
                     let files = current.num_files(level);
                     let stats = st.stats[level];
-                    if files > 0 || stats.micros > 0 {
+                    if files > 0 || stats.micros > 0 || stats.bytes_written > 0 {
                         s.push_str(&format!(
                             "{:3} {:8} {:8.0} {:9.0} {:8.0} {:9.0}\n",
                             level,
@@ -212,6 +240,24 @@ impl DbInner {
                             stats.bytes_read as f64 / 1048576.0,
                             stats.bytes_written as f64 / 1048576.0
                         ));
+                    }
+                }
+                // LevelDB's table above counts ingested tables as written
+                // into their levels; this one, only there after a bulk
+                // load, tells them apart.
+                if st.stats.iter().any(|l| l.ingested_files > 0) {
+                    s.push_str(
+                        "\n                 Bulk loads\nLevel  Files Write(MB)\n---------------------------\n",
+                    );
+                    for (level, stats) in st.stats.iter().enumerate() {
+                        if stats.ingested_files > 0 {
+                            s.push_str(&format!(
+                                "{:3} {:8} {:9.0}\n",
+                                level,
+                                stats.ingested_files,
+                                stats.ingested_bytes as f64 / 1048576.0
+                            ));
+                        }
                     }
                 }
                 Some(s)
