@@ -951,6 +951,7 @@ fn compression_flags_choose_the_block_type_dump_shows() {
         .arg(tmp.path().join("zstd"))
         .assert()
         .code(2);
+}
 
 /// Runs `shale args` with standard output (or error) a pipe whose reading
 /// end is already closed: every write to it fails with a broken pipe.
