@@ -345,6 +345,7 @@ pub fn load(
     format: DataFormat,
     create: bool,
     batch_bytes: usize,
+    bulk: bool,
     tune: &WriteTuning,
     progress: ProgressMode,
 ) -> CliResult<i32> {
@@ -376,7 +377,7 @@ pub fn load(
     tune.apply(&mut options);
     let db = open::open_write_with(db_path, options)?;
     let mut bar = Progress::new(progress, "load", total, Unit::Bytes);
-    let stats = load_entries(&db, &mut *entries, batch_bytes, &mut || {
+    let stats = load_entries(&db, &mut *entries, batch_bytes, bulk, &mut || {
         bar.set_position(count.load(std::sync::atomic::Ordering::Relaxed))
     })?;
     bar.finish();
@@ -405,7 +406,15 @@ impl std::fmt::Display for LoadStats {
                 format!("{n} tables")
             }
         };
+        let batches = match self.batches {
+            1 => "1 write batch".to_string(),
+            n => format!("{n} write batches"),
+        };
         match self.unsorted_at {
+            // --no-bulk: nothing went into tables directly.
+            None if self.batches > 0 => {
+                write!(f, "loaded {} entries through {batches}", self.entries)
+            }
             None => write!(
                 f,
                 "loaded {} entries straight into {} (the input is sorted)",
@@ -420,10 +429,6 @@ impl std::fmt::Display for LoadStats {
                      the input is not sorted, so the records from it on went through write \
                      batches"
                 )?;
-                let batches = match self.batches {
-                    1 => "1 write batch".to_string(),
-                    n => format!("{n} write batches"),
-                };
                 write!(
                     f,
                     "loaded {} entries: {} straight into {}, {} through {batches}",
@@ -443,17 +448,22 @@ impl std::fmt::Display for LoadStats {
 /// and the rest goes through write batches of about `batch_bytes`, so that
 /// a later record still wins over an earlier one with the same key. An
 /// error in the input stops the load: the entries being loaded into tables
-/// are then dropped, batches already written stay.
+/// are then dropped, batches already written stay. Without `bulk`, every
+/// entry goes through write batches.
 fn load_entries(
     db: &Db,
     entries: &mut dyn EntryReader,
     batch_bytes: usize,
+    bulk: bool,
     tick: &mut dyn FnMut(),
 ) -> CliResult<LoadStats> {
     let mut stats = LoadStats::default();
-    let mut loader = Some(db.bulk_loader()?);
+    let (mut loader, mut batch) = if bulk {
+        (Some(db.bulk_loader()?), WriteBatch::new())
+    } else {
+        (None, WriteBatch::with_capacity(batch_bytes + (64 << 10)))
+    };
     let mut last_key = Vec::new();
-    let mut batch = WriteBatch::new();
     let write = |batch: &mut WriteBatch, stats: &mut LoadStats, sync: bool| -> CliResult<()> {
         if !batch.is_empty() || sync {
             db.write(&WriteOptions { sync }, batch)?;

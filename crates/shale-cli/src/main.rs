@@ -233,6 +233,10 @@ enum Command {
         /// not to be sorted.
         #[arg(long, default_value_t = 1 << 20)]
         batch_bytes: usize,
+        /// Write every record through write batches (the log and the
+        /// memtable, as puts do), even sorted input.
+        #[arg(long)]
+        no_bulk: bool,
         #[command(flatten)]
         tune: WriteTuning,
     },
@@ -301,6 +305,7 @@ fn run(cli: Cli) -> CliResult<i32> {
             format,
             create,
             batch_bytes,
+            no_bulk,
             tune,
         } => io_cmd::load(
             &db,
@@ -308,6 +313,7 @@ fn run(cli: Cli) -> CliResult<i32> {
             format,
             create,
             batch_bytes,
+            !no_bulk,
             &tune,
             progress,
         ),

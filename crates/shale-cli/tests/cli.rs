@@ -674,6 +674,45 @@ fn load_puts_sorted_input_straight_into_tables() {
 }
 
 #[test]
+fn load_with_no_bulk_writes_sorted_input_through_the_log() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    let pairs: Vec<(String, String)> = (0..3000u32)
+        .map(|i| {
+            (
+                String::from_utf8(key(i)).unwrap(),
+                String::from_utf8(value(i)).unwrap(),
+            )
+        })
+        .collect();
+    let refs: Vec<(&str, &str)> = pairs
+        .iter()
+        .map(|(k, v)| (k.as_str(), v.as_str()))
+        .collect();
+    shale()
+        .arg("load")
+        .arg(&db)
+        .args(["--create", "--no-bulk", "--batch-bytes", "65536"])
+        .write_stdin(jsonl(&refs))
+        .assert()
+        .success()
+        .stderr(contains("loaded 3000 entries through "))
+        .stderr(contains("write batches"));
+    // The records went through the log (a bulk load writes none).
+    let logs: u64 = files(&db, "log")
+        .iter()
+        .map(|l| std::fs::metadata(l).unwrap().len())
+        .sum();
+    assert!(logs > 0, "the batches were logged");
+    let got = entries_of(&db);
+    assert_eq!(got.len(), 3000);
+    assert!(got
+        .iter()
+        .enumerate()
+        .all(|(i, (k, v))| *k == key(i as u32) && *v == value(i as u32)));
+}
+
+#[test]
 fn load_turns_to_write_batches_when_a_key_goes_back() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("db");
