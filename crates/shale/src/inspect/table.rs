@@ -417,7 +417,7 @@ impl TableFile {
             .ok_or_else(|| corrupt(format!("{what}: unknown compression type {ctype}")))?;
         match compression::decompress(t, &buf) {
             Ok(None) => Ok((ctype, buf)),
-            Ok(Some(out)) => Ok((ctype, out)),
+            Ok(Some(out)) => Ok((ctype, out.into_vec())),
             Err(Error::Corruption { reason, .. }) => Err(corrupt(format!("{what}: {reason}"))),
             Err(e) => Err(e),
         }

@@ -28,6 +28,8 @@ use std::str::FromStr;
 use crate::error::{Error, Result};
 use crate::util::coding::{get_varint32, put_varint32};
 
+use super::buffers::BlockBuf;
+
 /// How table blocks are compressed. The numbers are the on-disk block types.
 ///
 /// `None` and `Snappy` are read by every LevelDB; `Zstd` (type 2) is written
@@ -237,7 +239,8 @@ impl BlockCompressor {
 /// the block is stored uncompressed: the contents are `data` as it is.
 ///
 /// Errors are [`Error::Corruption`] without a file name.
-pub(crate) fn decompress(ctype: CompressionType, data: &[u8]) -> Result<Option<Vec<u8>>> {
+/// The output is in a recycled [`BlockBuf`] (see [`super::buffers`]).
+pub(crate) fn decompress(ctype: CompressionType, data: &[u8]) -> Result<Option<BlockBuf>> {
     match ctype {
         CompressionType::None => Ok(None),
         CompressionType::Snappy => snappy_decompress(data).map(Some),
@@ -252,7 +255,7 @@ fn impossible_length(codec: &str, n: usize, len: u64) -> Error {
     ))
 }
 
-fn snappy_decompress(compressed: &[u8]) -> Result<Vec<u8>> {
+fn snappy_decompress(compressed: &[u8]) -> Result<BlockBuf> {
     let n = compressed.len();
     let len = snap::raw::decompress_len(compressed)
         .map_err(|_| Error::bad_data("corrupted snappy compressed block length"))?;
@@ -262,8 +265,10 @@ fn snappy_decompress(compressed: &[u8]) -> Result<Vec<u8>> {
     if len as u64 > limit {
         return Err(impossible_length("snappy", n, len as u64));
     }
-    let mut out = vec![0u8; len];
-    match snap::raw::Decoder::new().decompress(compressed, &mut out) {
+    // The decoder checks that it wrote exactly `len` bytes: none of the
+    // recycled buffer's old bytes survive a successful decode.
+    let mut out = BlockBuf::with_len(len);
+    match snap::raw::Decoder::new().decompress(compressed, out.as_mut_vec()) {
         Ok(written) if written == len => Ok(out),
         _ => Err(Error::bad_data(
             "corrupted snappy compressed block contents",
@@ -279,7 +284,7 @@ thread_local! {
 
 /// Decodes a block that must be exactly one Zstandard frame whose header
 /// gives its content size.
-fn zstd_decompress(data: &[u8]) -> Result<Vec<u8>> {
+fn zstd_decompress(data: &[u8]) -> Result<BlockBuf> {
     use zstd::zstd_safe;
     let n = data.len();
     if !data.starts_with(&ZSTD_MAGIC) {
@@ -322,14 +327,14 @@ fn zstd_decompress(data: &[u8]) -> Result<Vec<u8>> {
     }
     // `claimed` is at most 4 GiB, checked above.
     let len = claimed as usize;
-    let mut out = Vec::with_capacity(len);
+    let mut out = BlockBuf::with_capacity(len);
     let result = ZSTD_DCTX.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.is_none() {
             *slot = zstd_safe::DCtx::try_create();
         }
         match slot.as_mut() {
-            Some(dctx) => Ok(dctx.decompress(&mut out, data)),
+            Some(dctx) => Ok(dctx.decompress(out.as_mut_vec(), data)),
             None => Err(Error::io(
                 "",
                 std::io::Error::new(
@@ -400,7 +405,7 @@ fn zstd_content_bound(data: &[u8]) -> Option<u64> {
 }
 
 /// Decodes a varint32 uncompressed length followed by one LZ4 block.
-fn lz4_decompress(data: &[u8]) -> Result<Vec<u8>> {
+fn lz4_decompress(data: &[u8]) -> Result<BlockBuf> {
     let n = data.len();
     let mut body = data;
     let claimed = get_varint32(&mut body).ok_or_else(|| {
@@ -415,8 +420,9 @@ fn lz4_decompress(data: &[u8]) -> Result<Vec<u8>> {
         return Err(impossible_length("lz4", n, claimed as u64));
     }
     let len = claimed as usize;
-    let mut out = vec![0u8; len];
-    match lz4_flex::block::decompress_into(body, &mut out) {
+    // Checked below: exactly `len` bytes written.
+    let mut out = BlockBuf::with_len(len);
+    match lz4_flex::block::decompress_into(body, out.as_mut_vec()) {
         Ok(written) if written == len => Ok(out),
         Ok(written) => Err(Error::bad_data(format!(
             "lz4 block of {n} bytes claims {claimed} bytes but decodes to {written}"
@@ -622,7 +628,10 @@ mod tests {
         };
         assert!(assert_corrupt(zstd, &rle(1001, 1000), "RLE over").contains("impossible"));
         assert_eq!(
-            decompress(zstd, &rle(1000, 1000)).unwrap().unwrap(),
+            decompress(zstd, &rle(1000, 1000))
+                .unwrap()
+                .unwrap()
+                .into_vec(),
             vec![b'x'; 1000]
         );
         let mut one_block = good.clone();
@@ -646,7 +655,10 @@ mod tests {
         let header = (1000u32 << 3) | (1 << 1) | 1;
         let n = frame.len();
         frame[n - 4..n - 1].copy_from_slice(&header.to_le_bytes()[..3]);
-        assert_eq!(decompress(zstd, &frame).unwrap().unwrap(), vec![b'x'; 1000]);
+        assert_eq!(
+            decompress(zstd, &frame).unwrap().unwrap().into_vec(),
+            vec![b'x'; 1000]
+        );
 
         // Any single damaged byte is refused or decodes to the claimed size.
         for i in 0..good.len() {
@@ -688,7 +700,10 @@ mod tests {
             let bound = zstd_content_bound(&frame).unwrap();
             assert!(bound >= raw.len() as u64, "{p:?}: bound {bound}");
             assert_eq!(
-                decompress(CompressionType::Zstd, &frame).unwrap().unwrap(),
+                decompress(CompressionType::Zstd, &frame)
+                    .unwrap()
+                    .unwrap()
+                    .into_vec(),
                 raw,
                 "{p:?}"
             );

@@ -41,6 +41,7 @@ use crate::util::coding::{decode_fixed32, get_varint64, put_fixed32, put_varint6
 use crate::util::crc;
 
 use super::block::Block;
+use super::buffers::BlockBuf;
 use super::compression;
 
 pub use super::compression::CompressionType;
@@ -165,7 +166,7 @@ pub fn read_block_contents(
 ) -> Result<Vec<u8>> {
     let n = checked_block_len(handle, file_size)?;
     match read_block_raw(file, handle.offset, n, verify_checksums)? {
-        RawBlock::Owned(data) => Ok(data),
+        RawBlock::Owned(data) => Ok(data.into_vec()),
         RawBlock::Mapped { contents, .. } => Ok(contents.to_vec()),
     }
 }
@@ -183,7 +184,7 @@ pub fn read_block_shared(
 ) -> Result<(Block, bool)> {
     let n = checked_block_len(handle, file_size)?;
     match read_block_raw(&**file, handle.offset, n, verify_checksums)? {
-        RawBlock::Owned(data) => Ok((Block::new(data)?, true)),
+        RawBlock::Owned(data) => Ok((Block::from_bytes(data.into_bytes())?, true)),
         RawBlock::Mapped { start, .. } => {
             let whole = Bytes::from_owner(MappedFile(Arc::clone(file)));
             if whole.len() < start + n {
@@ -224,8 +225,8 @@ fn checked_block_len(handle: &BlockHandle, file_size: u64) -> Result<usize> {
 
 /// A block's contents, checked and decompressed.
 enum RawBlock<'a> {
-    /// In a buffer of their own.
-    Owned(Vec<u8>),
+    /// In a buffer of their own, recycled when the block is dropped.
+    Owned(BlockBuf),
     /// Stored uncompressed in the file's mapping, from offset `start`.
     Mapped { start: usize, contents: &'a [u8] },
 }
@@ -256,16 +257,19 @@ fn read_block_raw(
             },
         });
     }
-    let mut buf = vec![0u8; n + BLOCK_TRAILER_SIZE];
-    let got = file.read_at(offset, &mut buf)?;
+    // A recycled buffer: the read must fill it (checked), so none of its
+    // old bytes are used.
+    let mut buf = BlockBuf::with_len(n + BLOCK_TRAILER_SIZE);
+    let got = file.read_at(offset, buf.as_mut_vec())?;
     if got != buf.len() {
         return Err(Error::bad_data("truncated block read"));
     }
     Ok(RawBlock::Owned(
         match decode_block(&buf, n, verify_checksums)? {
+            // `buf` returns to the spares here, for the next block.
             Some(decompressed) => decompressed,
             None => {
-                buf.truncate(n);
+                buf.as_mut_vec().truncate(n);
                 buf
             }
         },
@@ -275,7 +279,7 @@ fn read_block_raw(
 /// Checks the trailer of `raw` (a block's `n` bytes of contents and its
 /// trailer) and decompresses the contents; `None` means they are stored
 /// uncompressed and are `raw[..n]` as they are.
-fn decode_block(raw: &[u8], n: usize, verify_checksums: bool) -> Result<Option<Vec<u8>>> {
+fn decode_block(raw: &[u8], n: usize, verify_checksums: bool) -> Result<Option<BlockBuf>> {
     let ctype = raw[n];
     if verify_checksums {
         let stored = decode_fixed32(&raw[n + 1..]).unwrap_or(0);
@@ -472,6 +476,62 @@ mod tests {
                 "{e}"
             );
         }
+    }
+
+    #[test]
+    fn recycled_buffers_never_show_old_bytes() {
+        // Blocks of each kind read one after another on this thread: each
+        // reuses the buffer of the one dropped before it, and must read back
+        // as itself, never with bytes of its predecessor.
+        let mut blocks = Vec::new();
+        for (i, n) in [5000usize, 300, 4000, 4100, 17].into_iter().enumerate() {
+            let mut raw: Vec<u8> = (0..n).map(|j| (j * 7 + i * 31) as u8 % 13).collect();
+            // No restart points: a block that parses.
+            raw[n - 4..].fill(0);
+            for t in CompressionType::ALL {
+                let mut c = super::compression::BlockCompressor::new(t, 1);
+                let (stored_bytes, ct) = c.compress(&raw);
+                blocks.push((raw.clone(), stored(stored_bytes, ct), stored_bytes.len()));
+            }
+        }
+        for _ in 0..2 {
+            for (raw, file, n) in &blocks {
+                let h = BlockHandle::new(0, *n as u64);
+                let got = read_both(file.clone(), file.len() as u64, &h, true).unwrap();
+                assert_eq!(&got, raw);
+                // Shared blocks too, which keep their buffer until dropped.
+                let shared: Arc<dyn RandomAccessFile> = Arc::new(Bytes(file.clone()));
+                let (block, _) = read_block_shared(&shared, file.len() as u64, &h, true).unwrap();
+                assert_eq!(block.data(), &raw[..]);
+            }
+        }
+        // A snappy block that decodes to fewer bytes than its header claims
+        // is refused, rather than padded with a spare's old bytes.
+        let long = vec![9u8; 6000];
+        let compressed = snap::raw::Encoder::new().compress_vec(&long).unwrap();
+        let f = stored(&compressed, CompressionType::Snappy);
+        let h = BlockHandle::new(0, compressed.len() as u64);
+        drop(read_both(f.clone(), f.len() as u64, &h, true).unwrap());
+        let mut short = Vec::new();
+        put_varint64(&mut short, 5000);
+        short.extend_from_slice(&compressed[2..]);
+        let f = stored(&short, CompressionType::Snappy);
+        let h = BlockHandle::new(0, short.len() as u64);
+        assert!(read_both(f.clone(), f.len() as u64, &h, true)
+            .unwrap_err()
+            .is_corruption());
+        // A positional read that comes up short is refused the same way.
+        let plain = stored(&long, CompressionType::None);
+        let h = BlockHandle::new(0, long.len() as u64);
+        drop(read_block_contents(&Bytes(plain.clone()), plain.len() as u64, &h, true).unwrap());
+        let e = read_block_contents(
+            &Bytes(plain[..4000].to_vec()),
+            plain.len() as u64,
+            &h,
+            false,
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("truncated"), "{e}");
     }
 
     #[test]

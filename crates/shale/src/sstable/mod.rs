@@ -15,6 +15,7 @@
 pub mod block;
 pub mod block_builder;
 pub mod bloom;
+pub(crate) mod buffers;
 pub mod cache;
 pub mod compression;
 pub mod entries;
