@@ -67,6 +67,7 @@ fn child(dir: &Path, mode: &str) -> ! {
                 REFUSED
             }
         }
+        "fork-relock" => fork_relock(dir),
         other => panic!("unknown child mode {other}"),
     };
     std::process::exit(code);
@@ -276,4 +277,121 @@ fn opens_and_tools_in_the_same_process_leave_the_lock_held() {
     assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
     drop(db);
     assert_eq!(run_child(NAME, &dir, "open"), GRANTED, "after close");
+}
+
+/// A one-way signal between two processes: a pipe carrying one byte.
+struct Signal([libc::c_int; 2]);
+
+impl Signal {
+    fn new() -> Signal {
+        let mut fds = [0; 2];
+        // SAFETY: `fds` has room for the two descriptors `pipe` writes.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        Signal(fds)
+    }
+
+    fn send(&self) {
+        let byte = 1u8;
+        // SAFETY: an open pipe end and one readable byte.
+        assert_eq!(
+            unsafe { libc::write(self.0[1], (&raw const byte).cast(), 1) },
+            1
+        );
+    }
+
+    fn wait(&self) {
+        let mut byte = 0u8;
+        // SAFETY: an open pipe end and one writable byte.
+        assert_eq!(
+            unsafe { libc::read(self.0[0], (&raw mut byte).cast(), 1) },
+            1
+        );
+    }
+}
+
+/// Whether `result` is a lock refused because another process holds it.
+fn refused_by_another_process<T>(result: &shale::Result<T>) -> bool {
+    matches!(result, Err(e) if e.to_string().contains("another process"))
+}
+
+/// The child's side of `a_child_forked_under_a_lock_can_lock_once_the_parent_lets_go`.
+/// This process locks `dir/LOCK` and forks. The forked process tries to
+/// lock it while this one holds it (refused), and again once this one has
+/// let go (granted); then it drops its inherited copy of this process's
+/// lock, which must not release its own: this process is refused after
+/// that. The answer is GRANTED if all went so.
+///
+/// This runs in a child process of its own, so that no other test's thread
+/// holds a lock of the engine at the fork; the forked process calls into
+/// the engine (no exec), as a forked worker process would.
+fn fork_relock(dir: &Path) -> i32 {
+    use shale::env::{FileSystem, PosixFs};
+    let fs = PosixFs::new();
+    std::fs::create_dir_all(dir).unwrap();
+    let path = dir.join("LOCK");
+    let held = fs.lock(&path).unwrap();
+    let tried = Signal::new();
+    let released = Signal::new();
+    let copy_dropped = Signal::new();
+    let checked = Signal::new();
+    // SAFETY: see the function comment; the forked process ends in `_exit`.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        let before = fs.lock(&path);
+        let refused_before = refused_by_another_process(&before);
+        if !refused_before {
+            eprintln!("while the parent holds the lock: {:?}", before.map(drop));
+        }
+        tried.send();
+        released.wait();
+        let after = fs.lock(&path);
+        if let Err(e) = &after {
+            eprintln!("after the parent let go: {e}");
+        }
+        drop(held);
+        copy_dropped.send();
+        checked.wait();
+        let code = match (refused_before, after.is_ok()) {
+            (true, true) => GRANTED,
+            (true, false) => REFUSED,
+            (false, _) => UNCLEAR,
+        };
+        // SAFETY: ends the forked process at once (its lock with it),
+        // without unwinding into the test harness it copied.
+        unsafe { libc::_exit(code) }
+    }
+    assert!(pid > 0, "fork: {}", std::io::Error::last_os_error());
+    tried.wait();
+    drop(held);
+    released.send();
+    copy_dropped.wait();
+    let again = fs.lock(&path);
+    let still_held = refused_by_another_process(&again);
+    if !still_held {
+        eprintln!(
+            "the forked process dropped its copy of the parent's lock: {:?}",
+            again.map(drop)
+        );
+    }
+    checked.send();
+    let mut status = 0;
+    // SAFETY: `status` is a valid place for the child's status.
+    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+    match (libc::WIFEXITED(status), still_held) {
+        (true, true) => libc::WEXITSTATUS(status),
+        _ => UNCLEAR,
+    }
+}
+
+#[test]
+fn a_child_forked_under_a_lock_can_lock_once_the_parent_lets_go() {
+    const NAME: &str = "a_child_forked_under_a_lock_can_lock_once_the_parent_lets_go";
+    if let Some((dir, mode)) = child_request() {
+        child(&dir, &mode);
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    assert_eq!(
+        run_child(NAME, &tmp.path().join("db"), "fork-relock"),
+        GRANTED
+    );
 }

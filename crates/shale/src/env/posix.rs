@@ -46,7 +46,7 @@
 //! There is no `flock`: a forked child would share it. [`PosixLock`] gives
 //! the details and what releases the lock.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -95,12 +95,18 @@ impl PosixFs {
     }
 }
 
-/// Lock files held by this process (keys from [`lock_key`]): `fcntl` locks
-/// are per process, so a second lock in the same process must be caught
-/// here, before the file is opened again (see [`PosixLock`]).
-fn locked_paths() -> &'static Mutex<HashSet<LockKey>> {
-    static LOCKS: OnceLock<Mutex<HashSet<LockKey>>> = OnceLock::new();
-    LOCKS.get_or_init(|| Mutex::new(HashSet::new()))
+/// Lock files held by this process (keys from [`lock_key`]), each with the
+/// id of the process that locked it: `fcntl` locks are per process, so a
+/// second lock in the same process must be caught here, before the file is
+/// opened again (see [`PosixLock`]).
+///
+/// A child forked while a lock is held starts with a copy of this table but
+/// holds none of its parent's `fcntl` locks: an entry counts only in the
+/// process it names, and elsewhere the `fcntl` lock decides (it refuses
+/// while the parent still holds the file, and grants once it has let go).
+fn locked_paths() -> &'static Mutex<HashMap<LockKey, u32>> {
+    static LOCKS: OnceLock<Mutex<HashMap<LockKey, u32>>> = OnceLock::new();
+    LOCKS.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
 struct PosixSequential {
@@ -504,7 +510,9 @@ impl Drop for PosixWritable {
 ///   process: a second lock by this process would be granted. The entry is
 ///   keyed by the identity of the directory (see [`lock_key`]), so every
 ///   spelling of the path meets it, and is checked before the file is
-///   opened.
+///   opened. A child forked while the lock is held inherits copies of the
+///   table and of this value; neither counts in the child, which may lock
+///   the file once the parent has let go (see [`locked_paths`] and `Drop`).
 ///
 /// There is no `flock`. A `flock` belongs to the open file description,
 /// which a child shares from `fork` until it execs or exits (descriptors
@@ -523,6 +531,8 @@ impl Drop for PosixWritable {
 /// by file, say) releases the lock, as with LevelDB.
 struct PosixLock {
     key: LockKey,
+    /// The process that took the lock (see [`locked_paths`]).
+    pid: u32,
     /// The only descriptor of the file this process holds while the lock
     /// is held; closing it releases the `fcntl` lock.
     file: Option<File>,
@@ -532,12 +542,25 @@ impl FileLock for PosixLock {}
 
 impl Drop for PosixLock {
     fn drop(&mut self) {
+        if self.pid != std::process::id() {
+            // A copy a forked child inherited: the child holds no lock
+            // through it, but may hold its own lock on the same file, taken
+            // once the parent let go, which closing this descriptor would
+            // release. The descriptor is left open (closed when the child
+            // execs or exits) and the child's table is left alone.
+            if let Some(file) = self.file.take() {
+                let _ = std::os::fd::IntoRawFd::into_raw_fd(file);
+            }
+            return;
+        }
         // Release the OS lock before the table entry: once the entry is gone
         // another thread may open and lock the file again, and closing this
         // descriptor after that would release the new holder's lock.
         drop(self.file.take());
-        if let Ok(mut set) = locked_paths().lock() {
-            set.remove(&self.key);
+        if let Ok(mut held) = locked_paths().lock() {
+            if held.get(&self.key) == Some(&self.pid) {
+                held.remove(&self.key);
+            }
         }
     }
 }
@@ -727,11 +750,13 @@ impl FileSystem for PosixFs {
     /// and what would release the lock early.
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
         let key = lock_key(path);
+        let pid = std::process::id();
         {
-            let mut set = locked_paths()
+            let mut held = locked_paths()
                 .lock()
                 .map_err(|_| Error::io(path, std::io::Error::other("lock table poisoned")))?;
-            if !set.insert(key.clone()) {
+            // An entry of another process was inherited through `fork`.
+            if held.insert(key.clone(), pid) == Some(pid) {
                 return Err(lock_held(path, "this process"));
             }
         }
@@ -748,11 +773,12 @@ impl FileSystem for PosixFs {
         match result {
             Ok(file) => Ok(Box::new(PosixLock {
                 key,
+                pid,
                 file: Some(file),
             })),
             Err(e) => {
-                if let Ok(mut set) = locked_paths().lock() {
-                    set.remove(&key);
+                if let Ok(mut held) = locked_paths().lock() {
+                    held.remove(&key);
                 }
                 Err(e)
             }
