@@ -211,6 +211,10 @@ pub fn lock_message(dir: &Path) -> String {
 
 /// The process holding a POSIX (`fcntl`) write lock on `lock`, as LevelDB
 /// and Shale take it.
+///
+/// This opens and closes `lock`, which would release a lock of this process
+/// on it: only for a database this process does not hold open (a command
+/// opens one database, and asks this after its open was refused).
 fn lock_holder(lock: &Path) -> Option<i32> {
     use std::os::fd::AsRawFd;
     let file = std::fs::File::open(lock).ok()?;

@@ -38,8 +38,15 @@
 //! it is what makes block reads cheap (a cache miss costs no system call
 //! and no copy); the risk is documented in `docs/architecture.md` rather
 //! than traded for a `pread` per block read.
+//!
+//! A database's `LOCK` is held the way LevelDB holds it, with an `fcntl`
+//! write lock, which keeps other processes out and is not inherited by
+//! children, plus a table of lock files held by this process, which keeps
+//! out a second open from this process under any spelling of the path.
+//! There is no `flock`: a forked child would share it. [`PosixLock`] gives
+//! the details and what releases the lock.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::ffi::OsString;
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Seek, SeekFrom, Write};
@@ -88,12 +95,18 @@ impl PosixFs {
     }
 }
 
-/// Paths locked by this process (keys from [`lock_key`]): `fcntl` locks are
-/// per process, so a second lock in the same process must be caught here,
-/// before the file is opened again.
-fn locked_paths() -> &'static Mutex<HashSet<LockKey>> {
-    static LOCKS: OnceLock<Mutex<HashSet<LockKey>>> = OnceLock::new();
-    LOCKS.get_or_init(|| Mutex::new(HashSet::new()))
+/// Lock files held by this process (keys from [`lock_key`]), each with the
+/// id of the process that locked it: `fcntl` locks are per process, so a
+/// second lock in the same process must be caught here, before the file is
+/// opened again (see [`PosixLock`]).
+///
+/// A child forked while a lock is held starts with a copy of this table but
+/// holds none of its parent's `fcntl` locks: an entry counts only in the
+/// process it names, and elsewhere the `fcntl` lock decides (it refuses
+/// while the parent still holds the file, and grants once it has let go).
+fn locked_paths() -> &'static Mutex<HashMap<LockKey, u32>> {
+    static LOCKS: OnceLock<Mutex<HashMap<LockKey, u32>>> = OnceLock::new();
+    LOCKS.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
 struct PosixSequential {
@@ -482,12 +495,46 @@ impl Drop for PosixWritable {
     }
 }
 
-/// A held `LOCK`: the open file carrying the locks, and the key of the
-/// in-process table entry that stops a second lock of it in this process.
+/// A held `LOCK`.
+///
+/// Two locks, each covering what the other cannot:
+///
+/// - An `fcntl` (POSIX record) write lock on the whole file, the lock
+///   LevelDB takes: it keeps out every other process, Shale or LevelDB.
+///   It belongs to the process, not to a descriptor, so `fork` does not
+///   pass it on: a child, whether it execs at once, later or never, holds
+///   none of it, and the parent can close and reopen the database while
+///   children run.
+/// - An entry in this process's table of held lock files
+///   ([`locked_paths`]), since an `fcntl` lock does not exclude its own
+///   process: a second lock by this process would be granted. The entry is
+///   keyed by the identity of the directory (see [`lock_key`]), so every
+///   spelling of the path meets it, and is checked before the file is
+///   opened. A child forked while the lock is held inherits copies of the
+///   table and of this value; neither counts in the child, which may lock
+///   the file once the parent has let go (see [`locked_paths`] and `Drop`).
+///
+/// There is no `flock`. A `flock` belongs to the open file description,
+/// which a child shares from `fork` until it execs or exits (descriptors
+/// marked close-on-exec too, and children made by `posix_spawn` or
+/// `vfork`): a reopen while some thread was starting a subprocess found
+/// the lock still held by the child, and a child that never execs kept the
+/// database locked for its lifetime, even after the parent ended. (Builds
+/// of this engine that locked with `flock` alone are not kept out.)
+///
+/// The `fcntl` lock is released when this process closes *any* descriptor
+/// of the file, not only this one. The engine therefore never opens `LOCK`
+/// otherwise: a second open, `repair` and `destroy` are refused by the
+/// table before opening it, a read-only open does not lock or read it, and
+/// `destroy` removes it only after unlocking. Code of the application that
+/// opens and closes `LOCK` of an open database (copying the directory file
+/// by file, say) releases the lock, as with LevelDB.
 struct PosixLock {
     key: LockKey,
+    /// The process that took the lock (see [`locked_paths`]).
+    pid: u32,
     /// The only descriptor of the file this process holds while the lock
-    /// is held; closing it releases both OS locks.
+    /// is held; closing it releases the `fcntl` lock.
     file: Option<File>,
 }
 
@@ -495,12 +542,25 @@ impl FileLock for PosixLock {}
 
 impl Drop for PosixLock {
     fn drop(&mut self) {
-        // Release the OS locks before the table entry: once the entry is
-        // gone another thread may lock the file again, and must not find
-        // this descriptor still holding the `flock`.
+        if self.pid != std::process::id() {
+            // A copy a forked child inherited: the child holds no lock
+            // through it, but may hold its own lock on the same file, taken
+            // once the parent let go, which closing this descriptor would
+            // release. The descriptor is left open (closed when the child
+            // execs or exits) and the child's table is left alone.
+            if let Some(file) = self.file.take() {
+                let _ = std::os::fd::IntoRawFd::into_raw_fd(file);
+            }
+            return;
+        }
+        // Release the OS lock before the table entry: once the entry is gone
+        // another thread may open and lock the file again, and closing this
+        // descriptor after that would release the new holder's lock.
         drop(self.file.take());
-        if let Ok(mut set) = locked_paths().lock() {
-            set.remove(&self.key);
+        if let Ok(mut held) = locked_paths().lock() {
+            if held.get(&self.key) == Some(&self.pid) {
+                held.remove(&self.key);
+            }
         }
     }
 }
@@ -684,28 +744,19 @@ impl FileSystem for PosixFs {
 
     /// Locks `path` the way LevelDB 1.23 does, so that neither opens a
     /// directory the other is using: an `fcntl` write lock on the whole
-    /// file (`F_SETLK`, no waiting). On Linux `fcntl` and `flock` locks do
-    /// not see each other, so a `flock` alone would let LevelDB in.
-    ///
-    /// A `flock` is taken on the same descriptor as well: earlier releases
-    /// of this engine locked with `flock` only, and they must be kept out
-    /// too (the two locks are independent, so holding both costs one system
-    /// call at open and excludes both kinds of peer).
-    ///
-    /// `fcntl` locks belong to the process, not to the descriptor: a second
-    /// lock by this process would succeed, and closing any descriptor of the
-    /// file would release the lock. The in-process table is therefore
-    /// checked before the file is opened at all, and while the lock is held
-    /// no other part of the engine opens `LOCK` (it is never read, copied or
-    /// listed through a descriptor; `destroy` removes it only after
-    /// unlocking).
+    /// file (`F_SETLK`, no waiting), and, within this process, an entry in
+    /// a table of held lock files. No `flock` is taken, since a forked
+    /// child would share it: `env/posix.rs` (`PosixLock`) gives the details
+    /// and what would release the lock early.
     fn lock(&self, path: &Path) -> Result<Box<dyn FileLock>> {
         let key = lock_key(path);
+        let pid = std::process::id();
         {
-            let mut set = locked_paths()
+            let mut held = locked_paths()
                 .lock()
                 .map_err(|_| Error::io(path, std::io::Error::other("lock table poisoned")))?;
-            if !set.insert(key.clone()) {
+            // An entry of another process was inherited through `fork`.
+            if held.insert(key.clone(), pid) == Some(pid) {
                 return Err(lock_held(path, "this process"));
             }
         }
@@ -716,26 +767,18 @@ impl FileSystem for PosixFs {
             .truncate(false)
             .open(path)
             .map_err(|e| Error::io(path, e))
-            .and_then(|file| {
-                fcntl_lock(&file, path)?;
-                match file.try_lock() {
-                    Ok(()) => Ok(file),
-                    Err(fs::TryLockError::WouldBlock) => {
-                        Err(lock_held(path, "another process (flock)"))
-                    }
-                    Err(fs::TryLockError::Error(e)) => Err(Error::io(path, e)),
-                }
-            });
-        // On failure the file is closed here, which also drops an `fcntl`
-        // lock just taken (this process held none before: the table said so).
+            .and_then(|file| fcntl_lock(&file, path).map(|()| file));
+        // On failure the file is closed before the table entry goes, as in
+        // `PosixLock::drop` (no lock was granted, so there is none to drop).
         match result {
             Ok(file) => Ok(Box::new(PosixLock {
                 key,
+                pid,
                 file: Some(file),
             })),
             Err(e) => {
-                if let Ok(mut set) = locked_paths().lock() {
-                    set.remove(&key);
+                if let Ok(mut held) = locked_paths().lock() {
+                    held.remove(&key);
                 }
                 Err(e)
             }
