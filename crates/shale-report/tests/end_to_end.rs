@@ -129,6 +129,47 @@ fn quick_report_with_every_study() {
     // Resource columns: WA 2.00x, 5.7 MiB db, 20 MiB RSS; reads have no WA.
     assert!(md.contains("| 2.00× · 5.7 MiB · 20.0 MiB |"), "{md}");
     assert!(md.contains("| — · 4.8 MiB · 20.0 MiB |"), "{md}");
+    // 2F: one line per benchmark and block type; engines without a type
+    // are marked, not run.
+    assert!(md.contains("## 2F. Compression types\n"), "{md}");
+    let zstd = row(&md, "fillrandom (zstd)");
+    assert!(
+        zstd.starts_with("| fillrandom (zstd) | 909,091 (833,333–1,000,000) | n/a: LevelDB 1.23 has no zstd or lz4 blocks (none and snappy only) | 243,902 (238,095–250,000) | n/a: SQLite3 never compresses | n/a: Kyoto Cabinet has no zstd or lz4 compressor | n/a: db_bench loads WiredTiger's snappy compressor only | n/a: LMDB never compresses |"),
+        "{zstd}"
+    );
+    let snappy = row(&md, "fillseq (snappy)");
+    assert!(
+        snappy.contains(
+            "| 476,190 (454,545–500,000) | 243,902 (238,095–250,000) | n/a: SQLite3 never compresses | n/a: Kyoto TreeDB compresses with LZO (--kyoto_zcomp), not snappy | 243,902"
+        ),
+        "{snappy}"
+    );
+    let none = row(&md, "readseq (none)");
+    assert!(
+        none.contains("| n/a: SQLite3 never compresses (the seed repeats its baseline) |"),
+        "{none}"
+    );
+    for t in ["none", "snappy", "zstd", "lz4"] {
+        for b in [
+            "fillseq",
+            "fillrandom",
+            "overwrite",
+            "readrandom",
+            "readseq",
+        ] {
+            // A speed row and a resource row each.
+            let label = format!("| {b} ({t}) |");
+            assert_eq!(
+                md.lines().filter(|l| l.starts_with(&label)).count(),
+                2,
+                "{label}"
+            );
+        }
+    }
+    assert!(md.contains("![2F. Compression types](charts/leveldb-compression-types.png)"));
+    assert!(md.contains("| zstd and lz4 blocks |"), "capability column");
+    assert!(md.contains("# job compression-zstd\n"));
+    assert!(md.contains("# leveldb: not run: LevelDB 1.23 has no zstd or lz4 blocks"));
     // Header facts and the commands.
     for want in [
         "- CPU: ",
@@ -213,8 +254,8 @@ fn quick_report_with_every_study() {
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "png"))
         .collect();
-    // leveldb 8 bars; wiredtiger 6; bangdb 4 bars + 8 lines; sqlite4 3 + 6.
-    assert_eq!(pngs.len(), 8 + 6 + 12 + 9);
+    // leveldb 9 bars; wiredtiger 6; bangdb 4 bars + 8 lines; sqlite4 3 + 6.
+    assert_eq!(pngs.len(), 9 + 6 + 12 + 9);
     assert_eq!(html.matches("<svg").count(), pngs.len());
     for p in &pngs {
         png_ok(p);
@@ -286,10 +327,33 @@ fn quick_report_with_every_study() {
         .collect();
     assert!(order[0].ends_with("leveldb-baseline-shale"));
     assert!(order[1].ends_with("leveldb-large-values-shale"));
+    assert!(order[7].ends_with("leveldb-compression-zstd-shale"));
+    assert!(order[8].ends_with("leveldb-compression-lz4-shale"));
     assert!(
-        order[7].ends_with("leveldb-baseline-shale"),
+        order[9].ends_with("leveldb-baseline-shale"),
         "run 2 starts after run 1"
     );
+    // The block type reaches db_bench only for the engines that have it.
+    let typed: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("--compression_type="))
+        .collect();
+    assert_eq!(typed.len(), 2 * 2 * 3, "{typed:?}");
+    for l in typed {
+        assert!(
+            l.contains("--engine=shale ") || l.contains("--engine=rocksdb "),
+            "{l}"
+        );
+        assert!(!l.contains("--compression="), "{l}");
+        let zstd = l.contains("/leveldb-compression-zstd-");
+        assert!(zstd || l.contains("/leveldb-compression-lz4-"), "{l}");
+        let want = if zstd {
+            "--compression_type=zstd "
+        } else {
+            "--compression_type=lz4 "
+        };
+        assert!(l.contains(want), "{l}");
+    }
     assert!(!log.contains("was not fresh"));
     assert!(!log.contains("no database to reuse"));
     let reused = log

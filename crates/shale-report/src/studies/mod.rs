@@ -182,6 +182,63 @@ pub struct LsmIter {
     pub pause_ms: u64,
 }
 
+/// A block compression type, by db_bench's `--compression_type` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockType {
+    /// Blocks stored as they are.
+    None,
+    /// Snappy (LevelDB's default).
+    Snappy,
+    /// Zstandard (LevelDB's type 2; RocksDB's kZSTD).
+    Zstd,
+    /// LZ4 (Shale's type 4; RocksDB's kLZ4Compression).
+    Lz4,
+}
+
+impl BlockType {
+    /// Every type, in table order.
+    pub const ALL: [BlockType; 4] = [
+        BlockType::None,
+        BlockType::Snappy,
+        BlockType::Zstd,
+        BlockType::Lz4,
+    ];
+
+    /// The `--compression_type=` name.
+    pub fn name(self) -> &'static str {
+        match self {
+            BlockType::None => "none",
+            BlockType::Snappy => "snappy",
+            BlockType::Zstd => "zstd",
+            BlockType::Lz4 => "lz4",
+        }
+    }
+}
+
+/// How a job sets compression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    /// `--compression=1`: the engine's light compressor (snappy for the
+    /// LevelDB-like engines and WiredTiger, LZO for Kyoto Cabinet).
+    On,
+    /// `--compression=0`: none.
+    Off,
+    /// `--compression_type=<type>`: one block type, for the engines that
+    /// have it (the job's `needs` keep the others out).
+    Type(BlockType),
+}
+
+impl Compression {
+    /// The db_bench flag.
+    pub fn flag(self) -> String {
+        match self {
+            Compression::On => "--compression=1".to_string(),
+            Compression::Off => "--compression=0".to_string(),
+            Compression::Type(t) => format!("--compression_type={}", t.name()),
+        }
+    }
+}
+
 /// One db_bench invocation (run once per engine per run).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Job {
@@ -197,8 +254,8 @@ pub struct Job {
     pub key_size: u64,
     /// `--threads=`.
     pub threads: u32,
-    /// `--compression=1` (the engine's light compressor) or `0`.
-    pub compression: bool,
+    /// `--compression=1|0` or `--compression_type=<type>`.
+    pub compression: Compression,
     /// `--sync=1`: every write waits for stable storage.
     pub sync: bool,
     /// Memory flags per engine.
@@ -238,7 +295,7 @@ impl Job {
             value_size: 100,
             key_size: 16,
             threads: 1,
-            compression: true,
+            compression: Compression::On,
             sync: false,
             memory: Memory::Baseline { cache: 4 * MIB },
             timeseries: None,
@@ -277,7 +334,7 @@ impl Job {
             format!("--value_size={}", self.value_size),
             format!("--key_size={}", self.key_size),
             format!("--threads={}", self.threads),
-            format!("--compression={}", u8::from(self.compression)),
+            self.compression.flag(),
             "--bloom_bits=-1".to_string(),
             "--histogram=0".to_string(),
             format!(
@@ -373,6 +430,11 @@ pub struct Line {
     pub job: usize,
     /// What is measured.
     pub metric: Metric,
+    /// Capabilities an engine needs for this line's figure besides its
+    /// job's (a line that reads one aspect of a job every engine runs:
+    /// the snappy lines of the compression types read the baseline's job);
+    /// an engine without them gets the capability's reason in its cell.
+    pub needs: Vec<Capability>,
 }
 
 /// Which over-time chart a section gets besides its bar chart.
@@ -458,6 +520,7 @@ fn line(label: impl Into<String>, job: usize, bench: &'static str) -> Line {
         label: label.into(),
         job,
         metric: Metric::Bench(bench),
+        needs: vec![],
     }
 }
 
@@ -561,6 +624,76 @@ mod tests {
         assert_eq!(sqlite.last().unwrap(), "--cache_size=4194304");
         let lmdb = s.jobs[0].args(engine("lmdb").unwrap(), db, None);
         assert!(!lmdb.iter().any(|a| a.starts_with("--cache_size")));
+    }
+
+    #[test]
+    fn compression_types_read_one_job_per_type() {
+        let s = build("leveldb", full()).unwrap();
+        let sec = s
+            .sections
+            .iter()
+            .find(|x| x.id == "compression-types")
+            .unwrap();
+        assert_eq!(sec.title, "2F. Compression types");
+        assert_eq!(sec.lines.len(), 5 * 4);
+        let db = Path::new("/d");
+        let shale = engine("shale").unwrap();
+        for l in &sec.lines {
+            let job = &s.jobs[l.job];
+            let args = job.args(shale, db, None);
+            let (bench, t) = l.label.split_once(" (").unwrap();
+            let t = t.trim_end_matches(')');
+            let flag = match t {
+                "none" => "--compression=0",
+                "snappy" => "--compression=1",
+                "zstd" => "--compression_type=zstd",
+                "lz4" => "--compression_type=lz4",
+                other => panic!("{other}"),
+            };
+            assert!(args.contains(&flag.to_string()), "{}: {args:?}", l.label);
+            assert!(!args
+                .iter()
+                .any(|a| a.starts_with("--compression") && a != flag));
+            assert_eq!(l.metric.io_bench(), bench);
+            // Every type's job runs the same sequence, so reads follow the
+            // same fillrandom + overwrite.
+            assert_eq!(job.benchmarks, s.jobs[0].benchmarks, "{}", l.label);
+            assert_eq!(job.num, s.jobs[0].num);
+            // Only snappy reads a job (the baseline's) that engines without
+            // the type run too.
+            assert_eq!(
+                l.needs,
+                if t == "snappy" {
+                    vec![Capability::SnappyBlocks]
+                } else {
+                    vec![]
+                },
+                "{}",
+                l.label
+            );
+        }
+        let zstd = &s.jobs[s.job_index("compression-zstd").unwrap()];
+        let lz4 = &s.jobs[s.job_index("compression-lz4").unwrap()];
+        for j in [zstd, lz4] {
+            assert!(j.unsupported_by(shale).is_none());
+            assert!(j.unsupported_by(engine("rocksdb").unwrap()).is_none());
+            for e in [
+                "leveldb",
+                "sqlite3",
+                "kyoto-treedb",
+                "wiredtiger-btree",
+                "lmdb",
+            ] {
+                assert!(j.unsupported_by(engine(e).unwrap()).is_some(), "{e}");
+            }
+            assert_eq!(j.time_cap, Some(LEVELDB_TIME_CAP_S));
+        }
+        // The jobs before them keep their places and flags.
+        assert_eq!(
+            s.jobs[s.job_index("no-compression").unwrap()].compression,
+            Compression::Off
+        );
+        assert_eq!(s.jobs[0].compression, Compression::On);
     }
 
     #[test]
