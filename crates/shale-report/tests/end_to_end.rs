@@ -382,6 +382,83 @@ fn quick_report_with_every_study() {
 }
 
 #[test]
+fn jobs_runs_only_the_named_jobs() {
+    let s = setup();
+    let o = run_report(
+        &s,
+        &[
+            "--studies=leveldb,sqlite4",
+            "--jobs=compression-lz4,compression-zstd",
+            "--runs=1",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "shale-report failed:\n{stderr}");
+    assert!(
+        stderr.contains("study sqlite4: none of the jobs named by --jobs; not run"),
+        "{stderr}"
+    );
+    assert!(!s.out.join("sqlite4.md").exists());
+    // Only Shale and RocksDB have the types; each job ran once for each.
+    let log = fs::read_to_string(s.state.join("args.log")).unwrap();
+    let runs: Vec<&str> = log.lines().collect();
+    assert_eq!(runs.len(), 4, "{log}");
+    for (l, (job, engine)) in runs.iter().zip([
+        ("compression-zstd", "shale"),
+        ("compression-zstd", "rocksdb"),
+        ("compression-lz4", "shale"),
+        ("compression-lz4", "rocksdb"),
+    ]) {
+        assert!(l.contains(&format!("--engine={engine} ")), "{l}");
+        assert!(l.contains(&format!("/leveldb-{job}-{engine} ")), "{l}");
+    }
+    let md = fs::read_to_string(s.out.join("leveldb.md")).unwrap();
+    assert!(md.contains("## 2F. Compression types\n"), "{md}");
+    assert!(!md.contains("## 1. Baseline performance"), "{md}");
+    assert!(!md.contains("## 2D. Turning compression off"), "{md}");
+    assert!(
+        md.contains("Run with --jobs=compression-lz4,compression-zstd: only those jobs ran. Sections left out (none of their jobs ran): 1. Baseline performance; 2A. Large values;"),
+        "{md}"
+    );
+    assert!(
+        md.contains("10 of the section's 20 lines are left out"),
+        "{md}"
+    );
+    let zstd = row(&md, "fillrandom (zstd)");
+    assert!(zstd.contains("| 1,000,000 | n/a: LevelDB 1.23"), "{zstd}");
+    assert!(!md.contains("| fillrandom (snappy) |"), "{md}");
+    let charts: Vec<_> = fs::read_dir(s.out.join("charts"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".png"))
+        .collect();
+    assert_eq!(charts, ["leveldb-compression-types.png"]);
+    let html = fs::read_to_string(s.out.join("index.html")).unwrap();
+    assert_eq!(html.matches("<svg").count(), 1);
+    assert!(html.contains("2F. Compression types"));
+
+    // The dry run plans the same jobs and prices only them.
+    let o = run_report(&s, &["--dry-run", "--jobs=compression-zstd"]);
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--compression_type=zstd"), "{err}");
+    assert!(
+        err.contains("# compression-zstd leveldb: not run: LevelDB 1.23 has no zstd or lz4 blocks"),
+        "{err}"
+    );
+    assert!(!err.contains("/leveldb-baseline-"), "{err}");
+    assert!(!err.contains("compression_type=lz4"), "{err}");
+    assert!(
+        err.contains("# expected duration of leveldb: about"),
+        "{err}"
+    );
+
+    let o = run_report(&s, &["--jobs=nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no job `nope`"));
+}
+
+#[test]
 fn dry_run_prints_every_command_and_runs_nothing() {
     let s = setup();
     let o = run_report(

@@ -501,6 +501,79 @@ impl Study {
     pub fn job_index(&self, id: &str) -> Option<usize> {
         self.jobs.iter().position(|j| j.id == id)
     }
+
+    /// Keeps only the jobs named in `ids` (`--jobs`), in the study's order,
+    /// and the lines read from them: a section keeps the lines of the jobs
+    /// that run and says how many it lost; a section left with no line is
+    /// dropped, and the intro names it. A kept job whose database would be
+    /// copied from a job that does not run builds its own. Returns the
+    /// number of jobs kept.
+    pub fn keep_jobs(&mut self, ids: &[String]) -> usize {
+        let kept: Vec<Option<usize>> = {
+            let mut next = 0;
+            self.jobs
+                .iter()
+                .map(|j| {
+                    ids.iter().any(|id| id == j.id).then(|| {
+                        next += 1;
+                        next - 1
+                    })
+                })
+                .collect()
+        };
+        let mut jobs = std::mem::take(&mut self.jobs);
+        let mut own_database = Vec::new();
+        jobs.retain(|j| ids.iter().any(|id| id == j.id));
+        for j in &mut jobs {
+            if let Some(r) = j.reuse {
+                if !ids.iter().any(|id| id == r.from) {
+                    j.reuse = None;
+                    own_database.push((j.id, r.from));
+                }
+            }
+        }
+        self.jobs = jobs;
+        let mut dropped = Vec::new();
+        let list = ids.join(",");
+        self.sections.retain_mut(|sec| {
+            let before = sec.lines.len();
+            sec.lines
+                .retain_mut(|l| match kept.get(l.job).copied().flatten() {
+                    Some(k) => {
+                        l.job = k;
+                        true
+                    }
+                    None => false,
+                });
+            let lost = before - sec.lines.len();
+            if sec.lines.is_empty() {
+                dropped.push(sec.title.clone());
+                return false;
+            }
+            if lost > 0 {
+                sec.note.push_str(&format!(
+                    " With --jobs={list}: {lost} of the section's {before} lines are left out \
+                     (their jobs did not run)."
+                ));
+            }
+            true
+        });
+        let mut note = format!(" Run with --jobs={list}: only those jobs ran.");
+        if !dropped.is_empty() {
+            note.push_str(&format!(
+                " Sections left out (none of their jobs ran): {}.",
+                dropped.join("; ")
+            ));
+        }
+        for (job, from) in own_database {
+            note.push_str(&format!(
+                " Job {job} builds its own database for every engine (job {from}, whose \
+                 database it would copy, did not run)."
+            ));
+        }
+        self.intro.push_str(&note);
+        self.jobs.len()
+    }
 }
 
 /// Builds a study by its `--studies=` name.
@@ -694,6 +767,66 @@ mod tests {
             Compression::Off
         );
         assert_eq!(s.jobs[0].compression, Compression::On);
+    }
+
+    #[test]
+    fn keeping_some_jobs_keeps_their_lines_and_drops_empty_sections() {
+        let mut s = build("leveldb", full()).unwrap();
+        let ids = [
+            "compression-zstd".to_string(),
+            "compression-lz4".to_string(),
+        ];
+        assert_eq!(s.keep_jobs(&ids), 2);
+        let job_ids: Vec<&str> = s.jobs.iter().map(|j| j.id).collect();
+        assert_eq!(job_ids, ["compression-zstd", "compression-lz4"]);
+        assert_eq!(s.sections.len(), 1);
+        let sec = &s.sections[0];
+        assert_eq!(sec.id, "compression-types");
+        assert_eq!(sec.lines.len(), 10);
+        for l in &sec.lines {
+            let want = if l.label.ends_with("(zstd)") { 0 } else { 1 };
+            assert!(l.label.ends_with("(zstd)") || l.label.ends_with("(lz4)"));
+            assert_eq!(l.job, want, "{}", l.label);
+        }
+        assert!(
+            sec.note
+                .contains("10 of the section's 20 lines are left out"),
+            "{}",
+            sec.note
+        );
+        assert!(s
+            .intro
+            .contains("Run with --jobs=compression-zstd,compression-lz4"));
+        assert!(
+            s.intro
+                .contains("1. Baseline performance; 2A. Large values"),
+            "{}",
+            s.intro
+        );
+
+        // A job whose database source does not run builds its own.
+        let mut s = build("leveldb", full()).unwrap();
+        assert_eq!(s.keep_jobs(&["larger-caches".to_string()]), 1);
+        assert_eq!(s.jobs[0].reuse, None);
+        let sqlite = s.jobs[0].args(engine("sqlite3").unwrap(), Path::new("/d"), None);
+        assert!(sqlite.contains(&"--use_existing_db=0".to_string()));
+        assert!(
+            s.intro
+                .contains("job baseline, whose database it would copy, did not run"),
+            "{}",
+            s.intro
+        );
+        // With its source it still copies.
+        let mut s = build("leveldb", full()).unwrap();
+        s.keep_jobs(&["larger-caches".to_string(), "baseline".to_string()]);
+        assert!(s.jobs[1].reuse.is_some());
+        assert_eq!(
+            s.jobs[0].id, "baseline",
+            "the study's order, not the option's"
+        );
+        // No job of this study.
+        let mut s = build("sqlite4", full()).unwrap();
+        assert_eq!(s.keep_jobs(&["baseline".to_string()]), 0);
     }
 
     #[test]
