@@ -13,6 +13,9 @@ STUDIES ?= leveldb
 # (the LevelDB study leaves out WiredTiger's LSM tree, too slow in 4 MB);
 # a list (ENGINES=shale,leveldb) runs exactly those engines in every study.
 ENGINES ?= all
+# Empty: every job; a list (JOBS=compression-zstd,compression-lz4) runs only
+# those jobs of the chosen studies (shale-report --jobs).
+JOBS ?=
 # Release builds of LevelDB and RocksDB (Debian's are built with assertions
 # on), made by scripts/build-peers.sh from Debian's source packages. db_bench
 # links them when built with SHALE_PEERS_DIR set, as `build` and `report` do;
@@ -50,7 +53,8 @@ python-test: setup
 
 report: build
 	$(CARGO) run --release -p shale-report -- --studies=$(STUDIES) \
-		$(if $(filter all,$(ENGINES)),,--engines=$(ENGINES))
+		$(if $(filter all,$(ENGINES)),,--engines=$(ENGINES)) \
+		$(if $(JOBS),--jobs=$(JOBS))
 
 fmt:
 	$(CARGO) fmt --all

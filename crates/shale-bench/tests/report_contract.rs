@@ -240,6 +240,23 @@ fn a_whole_report_runs_over_the_real_db_bench() {
             "{study}: no table rows for the built engines\n{md}"
         );
     }
+    // Section 2F: the zstd and lz4 jobs reach the engines that have those
+    // blocks with the type asked for (db_bench's header names it).
+    let md = fs::read_to_string(out.join("leveldb.md")).expect("study page");
+    assert!(md.contains("## 2F. Compression types\n"), "{md}");
+    for engine in ["shale", "rocksdb"] {
+        if !built.contains(&engine) {
+            continue;
+        }
+        for t in ["zstd", "lz4"] {
+            let raw = out.join(format!("raw/leveldb/compression-{t}-{engine}-run1.txt"));
+            let text = fs::read_to_string(&raw).unwrap_or_else(|e| panic!("{raw:?}: {e}"));
+            assert!(
+                text.contains(&format!("Setting:    {engine}.compression = {t}")),
+                "{engine} {t}:\n{text}"
+            );
+        }
+    }
     let html = fs::read_to_string(out.join("index.html")).expect("index.html");
     let pngs = fs::read_dir(out.join("charts"))
         .expect("charts")

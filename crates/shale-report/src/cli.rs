@@ -6,13 +6,14 @@
 use std::path::PathBuf;
 
 use crate::engines::{engine, Engine, ENGINES};
-use crate::studies::STUDY_IDS;
+use crate::studies::{build, Size, STUDY_IDS};
 
 /// Usage text.
 pub const USAGE: &str = "\
 usage: shale-report [--studies=leveldb,wiredtiger,bangdb,bangdb-scale,sqlite4] [--quick]
                     [--runs=N] [--engines=shale,leveldb,...] [--out=report]
                     [--db-root=DIR] [--db-bench=PATH] [--font=FILE.ttf] [--dry-run]
+                    [--jobs=ID,...]
 
   --studies   studies to run, in this order (default: leveldb)
               leveldb       every section of the LevelDB benchmark page (N = 1,000,000)
@@ -30,6 +31,10 @@ usage: shale-report [--studies=leveldb,wiredtiger,bangdb,bangdb-scale,sqlite4] [
   --db-bench  the db_bench binary (default: next to shale-report, then $PATH)
   --font      TrueType/OpenType font for chart labels (default: found on the system)
   --dry-run   print the plan, estimates and every command; run nothing
+  --jobs      run only these jobs of the chosen studies (ids as in the report's
+              Commands list and --dry-run, e.g. compression-zstd,compression-lz4);
+              sections keep the lines of the jobs that ran, sections with none
+              are left out, and the report says so (default: every job)
 ";
 
 /// Parsed options.
@@ -60,6 +65,8 @@ pub struct Options {
     /// `--engines` was given: every study runs exactly those engines (else
     /// each study runs all engines but the ones it leaves out by default).
     pub engines_given: bool,
+    /// `--jobs`: the only jobs to run, by id (empty: every job).
+    pub jobs: Vec<String>,
 }
 
 impl Default for Options {
@@ -77,6 +84,7 @@ impl Default for Options {
             dry_run: false,
             help: false,
             engines_given: false,
+            jobs: vec![],
         }
     }
 }
@@ -170,6 +178,19 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Options, St
                 }
                 o.scale = f;
             }
+            "--jobs" => {
+                let v = value()?;
+                let mut list: Vec<String> = Vec::new();
+                for id in v.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+                    if !list.iter().any(|x| x == id) {
+                        list.push(id.to_string());
+                    }
+                }
+                if list.is_empty() {
+                    return Err("--jobs needs at least one job id".into());
+                }
+                o.jobs = list;
+            }
             "--out" => o.out = PathBuf::from(value()?),
             "--db-root" => o.db_root = PathBuf::from(value()?),
             "--db-bench" => o.db_bench = Some(PathBuf::from(value()?)),
@@ -177,7 +198,36 @@ pub fn parse_args<I: IntoIterator<Item = String>>(args: I) -> Result<Options, St
             _ => return Err(format!("unknown option `{arg}`\n\n{USAGE}")),
         }
     }
+    check_jobs(&o)?;
     Ok(o)
+}
+
+/// Every `--jobs` id must name a job of one of the chosen studies (job ids
+/// do not depend on sizes).
+fn check_jobs(o: &Options) -> Result<(), String> {
+    if o.jobs.is_empty() {
+        return Ok(());
+    }
+    let mut known: Vec<&'static str> = Vec::new();
+    for id in &o.studies {
+        if let Some(s) = build(id, Size::full(None)) {
+            for j in &s.jobs {
+                if !known.contains(&j.id) {
+                    known.push(j.id);
+                }
+            }
+        }
+    }
+    for id in &o.jobs {
+        if !known.iter().any(|k| k == id) {
+            return Err(format!(
+                "--jobs: no job `{id}` in the chosen studies ({}); their jobs: {}",
+                o.studies.join(", "),
+                known.join(", ")
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -232,5 +282,23 @@ mod tests {
         assert!(p(&["--scale=0"]).is_err());
         assert!(p(&["--scale=2"]).is_err());
         assert!(!USAGE.contains("--scale"), "a hidden option");
+    }
+
+    #[test]
+    fn jobs_name_jobs_of_the_chosen_studies() {
+        let o = p(&["--jobs=compression-zstd, compression-lz4,compression-zstd"]).unwrap();
+        assert_eq!(o.jobs, vec!["compression-zstd", "compression-lz4"]);
+        assert!(p(&[]).unwrap().jobs.is_empty());
+        let e = p(&["--jobs=nope"]).unwrap_err();
+        assert!(
+            e.contains("no job `nope` in the chosen studies (leveldb)"),
+            "{e}"
+        );
+        assert!(e.contains("compression-zstd"), "{e}");
+        // A job of another study than the chosen ones is not known.
+        assert!(p(&["--jobs=baseline", "--studies=sqlite4"]).is_err());
+        assert!(p(&["--studies=sqlite4,leveldb", "--jobs=baseline"]).is_ok());
+        assert!(p(&["--jobs=,"]).unwrap_err().contains("at least one"));
+        assert!(USAGE.contains("--jobs"));
     }
 }

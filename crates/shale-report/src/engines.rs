@@ -34,6 +34,11 @@ pub enum Capability {
     Batches,
     /// A compression setting that can be switched off.
     CompressionSwitch,
+    /// Blocks compressed with snappy when compression is on
+    /// (`--compression=1`).
+    SnappyBlocks,
+    /// Blocks compressed with zstd or lz4 (`--compression_type=zstd|lz4`).
+    ZstdLz4Blocks,
 }
 
 impl Capability {
@@ -42,11 +47,18 @@ impl Capability {
         match self {
             Capability::Batches => "write batches",
             Capability::CompressionSwitch => "compression switch",
+            Capability::SnappyBlocks => "snappy blocks",
+            Capability::ZstdLz4Blocks => "zstd and lz4 blocks",
         }
     }
 
     /// Every capability, in table order.
-    pub const ALL: [Capability; 2] = [Capability::Batches, Capability::CompressionSwitch];
+    pub const ALL: [Capability; 4] = [
+        Capability::Batches,
+        Capability::CompressionSwitch,
+        Capability::SnappyBlocks,
+        Capability::ZstdLz4Blocks,
+    ];
 }
 
 /// One engine db_bench can drive.
@@ -81,6 +93,13 @@ impl Engine {
     }
 }
 
+/// What db_bench's WiredTiger engines cannot do: db_bench loads
+/// WiredTiger's snappy extension and no other compressor.
+const WIREDTIGER_LACKS: &[(Capability, &str)] = &[(
+    Capability::ZstdLz4Blocks,
+    "db_bench loads WiredTiger's snappy compressor only",
+)];
+
 /// Every engine, Shale first, in column order.
 pub const ENGINES: [Engine; 8] = [
     Engine {
@@ -95,7 +114,10 @@ pub const ENGINES: [Engine; 8] = [
         name: "leveldb",
         debian_package: Some("libleveldb-dev"),
         memory: MemoryModel::WriteBufferAndCache,
-        lacks: &[],
+        lacks: &[(
+            Capability::ZstdLz4Blocks,
+            "LevelDB 1.23 has no zstd or lz4 blocks (none and snappy only)",
+        )],
         note: "",
         color: (0x02, 0x55, 0xdf),
     },
@@ -111,10 +133,14 @@ pub const ENGINES: [Engine; 8] = [
         name: "sqlite3",
         debian_package: Some("libsqlite3-dev"),
         memory: MemoryModel::SingleCache,
-        lacks: &[(
-            Capability::CompressionSwitch,
-            "SQLite3 never compresses (the seed repeats its baseline)",
-        )],
+        lacks: &[
+            (
+                Capability::CompressionSwitch,
+                "SQLite3 never compresses (the seed repeats its baseline)",
+            ),
+            (Capability::SnappyBlocks, "SQLite3 never compresses"),
+            (Capability::ZstdLz4Blocks, "SQLite3 never compresses"),
+        ],
         note: "one connection (WAL, exclusive locking); several threads take turns on it",
         color: (0x7a, 0xb0, 0x2c),
     },
@@ -122,10 +148,20 @@ pub const ENGINES: [Engine; 8] = [
         name: "kyoto-treedb",
         debian_package: Some("libkyotocabinet-dev"),
         memory: MemoryModel::SingleCache,
-        lacks: &[(
-            Capability::Batches,
-            "Kyoto TreeDB has no batch writes (omitted in the seed too)",
-        )],
+        lacks: &[
+            (
+                Capability::Batches,
+                "Kyoto TreeDB has no batch writes (omitted in the seed too)",
+            ),
+            (
+                Capability::SnappyBlocks,
+                "Kyoto TreeDB compresses with LZO (--kyoto_zcomp), not snappy",
+            ),
+            (
+                Capability::ZstdLz4Blocks,
+                "Kyoto Cabinet has no zstd or lz4 compressor",
+            ),
+        ],
         note: "",
         color: (0xdf, 0x55, 0x55),
     },
@@ -133,7 +169,7 @@ pub const ENGINES: [Engine; 8] = [
         name: "wiredtiger-lsm",
         debian_package: Some("libwiredtiger-dev"),
         memory: MemoryModel::SingleCache,
-        lacks: &[],
+        lacks: WIREDTIGER_LACKS,
         note: "write-ahead log on; its preallocated 100 MB log files count in the space figures; LSM chunks shrink to fit caches under 64 MB",
         color: (0x1b, 0x9e, 0x77),
     },
@@ -141,7 +177,7 @@ pub const ENGINES: [Engine; 8] = [
         name: "wiredtiger-btree",
         debian_package: Some("libwiredtiger-dev"),
         memory: MemoryModel::SingleCache,
-        lacks: &[],
+        lacks: WIREDTIGER_LACKS,
         note: "write-ahead log on; its preallocated 100 MB log files count in the space figures",
         color: (0xe7, 0x29, 0x8a),
     },
@@ -149,10 +185,14 @@ pub const ENGINES: [Engine; 8] = [
         name: "lmdb",
         debian_package: Some("liblmdb-dev"),
         memory: MemoryModel::OsPageCache,
-        lacks: &[(
-            Capability::CompressionSwitch,
-            "LMDB never compresses; nothing to switch off",
-        )],
+        lacks: &[
+            (
+                Capability::CompressionSwitch,
+                "LMDB never compresses; nothing to switch off",
+            ),
+            (Capability::SnappyBlocks, "LMDB never compresses"),
+            (Capability::ZstdLz4Blocks, "LMDB never compresses"),
+        ],
         note: "one writer at a time (LMDB's write lock)",
         color: (0x66, 0x66, 0x66),
     },
@@ -186,6 +226,29 @@ mod tests {
             .lacks(Capability::CompressionSwitch)
             .is_some());
         assert_eq!(engine("shale").unwrap().lacks(Capability::Batches), None);
+        // Block types: zstd and lz4 for Shale and RocksDB only.
+        for e in &ENGINES {
+            let zstd = e.lacks(Capability::ZstdLz4Blocks).is_none();
+            assert_eq!(zstd, ["shale", "rocksdb"].contains(&e.name), "{}", e.name);
+            let snappy = e.lacks(Capability::SnappyBlocks).is_none();
+            assert_eq!(
+                snappy,
+                !["sqlite3", "kyoto-treedb", "lmdb"].contains(&e.name),
+                "{}",
+                e.name
+            );
+        }
+        // A reason fits in a table cell (longer ones become numbered notes,
+        // and the cells of a capability gap must name it).
+        for e in &ENGINES {
+            for (_, why) in e.lacks {
+                assert!(
+                    why.chars().count() <= crate::markdown::MAX_CELL_REASON,
+                    "{}: {why}",
+                    e.name
+                );
+            }
+        }
         assert_eq!(engine("nope"), None);
     }
 }

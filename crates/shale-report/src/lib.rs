@@ -112,7 +112,14 @@ pub fn run(opts: &Options, command: &str, log: &mut dyn Write) -> Result<(), Str
     let mut ctx = Context::new(db_bench.clone(), db_root.clone(), out.clone());
     let mut pages: Vec<StudyPage> = Vec::new();
     for id in &opts.studies {
-        let mut study = studies::build(id, size).ok_or_else(|| format!("unknown study {id}"))?;
+        let Some(mut study) = build_study(id, size, opts)? else {
+            writeln!(
+                log,
+                "[shale-report] study {id}: none of the jobs named by --jobs; not run"
+            )
+            .map_err(io)?;
+            continue;
+        };
         let runs = opts.runs.unwrap_or(study.default_runs);
         let engines = study.engines_from(&opts.engines, opts.engines_given);
         for (name, why) in left_out(&study, &opts.engines, &engines) {
@@ -152,6 +159,16 @@ pub fn run(opts: &Options, command: &str, log: &mut dyn Write) -> Result<(), Str
     Ok(())
 }
 
+/// Builds a study at `size` with only the jobs `--jobs` names (all when it
+/// names none); `None` when it names none of this study's.
+fn build_study(id: &str, size: Size, opts: &Options) -> Result<Option<studies::Study>, String> {
+    let mut study = studies::build(id, size).ok_or_else(|| format!("unknown study {id}"))?;
+    if !opts.jobs.is_empty() && study.keep_jobs(&opts.jobs) == 0 {
+        return Ok(None);
+    }
+    Ok(Some(study))
+}
+
 /// The study's default exclusions that removed one of `chosen`.
 fn left_out(
     study: &studies::Study,
@@ -178,7 +195,14 @@ fn dry_run(
 ) -> Result<(), String> {
     let io = |e: std::io::Error| format!("i/o error: {e}");
     for id in &opts.studies {
-        let study = studies::build(id, size).ok_or_else(|| format!("unknown study {id}"))?;
+        let Some(study) = build_study(id, size, opts)? else {
+            writeln!(
+                log,
+                "# study {id}: none of the jobs named by --jobs; not run"
+            )
+            .map_err(io)?;
+            continue;
+        };
         let runs = opts.runs.unwrap_or(study.default_runs);
         let engines = study.engines_from(&opts.engines, opts.engines_given);
         for (name, why) in left_out(&study, &opts.engines, &engines) {

@@ -773,6 +773,26 @@ mod tests {
     }
 
     #[test]
+    fn the_compression_type_jobs_fit_their_time_budget() {
+        // Two engines have zstd and lz4 blocks; three runs each of the two
+        // jobs must add well under ten minutes to the full study.
+        let s = build("leveldb", Size::full(None)).unwrap();
+        let mut extra = 0.0;
+        let mut engines = Vec::new();
+        for id in ["compression-zstd", "compression-lz4"] {
+            let job = &s.jobs[s.job_index(id).unwrap()];
+            for e in &crate::engines::ENGINES {
+                if job.unsupported_by(e).is_none() {
+                    extra += s.default_runs as f64 * estimate_job(job, e, &Speeds::new());
+                    engines.push(e.name);
+                }
+            }
+        }
+        assert_eq!(engines, ["shale", "rocksdb", "shale", "rocksdb"]);
+        assert!((60.0..480.0).contains(&extra), "{extra}");
+    }
+
+    #[test]
     fn quoting() {
         assert_eq!(shell_quote("--num=10"), "--num=10");
         assert_eq!(shell_quote("a b"), "'a b'");

@@ -166,7 +166,14 @@ fn build_table(run: &StudyRun, section: &Section) -> Table {
         let job = &run.study.jobs[line.job];
         let mut cells = Vec::new();
         let mut resources = Vec::new();
-        for e in &engines {
+        for engine in &run.engines {
+            let e = &engine.name;
+            // The line's own needs beat whatever the job's run gave.
+            if let Some(why) = line.needs.iter().find_map(|c| engine.lacks(*c)) {
+                cells.push(Cell::NotAvailable(why.to_string()));
+                resources.push(None);
+                continue;
+            }
             let mut ops = Vec::new();
             let mut stopped = Vec::new();
             let (mut wa, mut size, mut rss) = (Vec::new(), Vec::new(), Vec::new());

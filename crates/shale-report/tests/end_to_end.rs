@@ -129,6 +129,47 @@ fn quick_report_with_every_study() {
     // Resource columns: WA 2.00x, 5.7 MiB db, 20 MiB RSS; reads have no WA.
     assert!(md.contains("| 2.00× · 5.7 MiB · 20.0 MiB |"), "{md}");
     assert!(md.contains("| — · 4.8 MiB · 20.0 MiB |"), "{md}");
+    // 2F: one line per benchmark and block type; engines without a type
+    // are marked, not run.
+    assert!(md.contains("## 2F. Compression types\n"), "{md}");
+    let zstd = row(&md, "fillrandom (zstd)");
+    assert!(
+        zstd.starts_with("| fillrandom (zstd) | 909,091 (833,333–1,000,000) | n/a: LevelDB 1.23 has no zstd or lz4 blocks (none and snappy only) | 243,902 (238,095–250,000) | n/a: SQLite3 never compresses | n/a: Kyoto Cabinet has no zstd or lz4 compressor | n/a: db_bench loads WiredTiger's snappy compressor only | n/a: LMDB never compresses |"),
+        "{zstd}"
+    );
+    let snappy = row(&md, "fillseq (snappy)");
+    assert!(
+        snappy.contains(
+            "| 476,190 (454,545–500,000) | 243,902 (238,095–250,000) | n/a: SQLite3 never compresses | n/a: Kyoto TreeDB compresses with LZO (--kyoto_zcomp), not snappy | 243,902"
+        ),
+        "{snappy}"
+    );
+    let none = row(&md, "readseq (none)");
+    assert!(
+        none.contains("| n/a: SQLite3 never compresses (the seed repeats its baseline) |"),
+        "{none}"
+    );
+    for t in ["none", "snappy", "zstd", "lz4"] {
+        for b in [
+            "fillseq",
+            "fillrandom",
+            "overwrite",
+            "readrandom",
+            "readseq",
+        ] {
+            // A speed row and a resource row each.
+            let label = format!("| {b} ({t}) |");
+            assert_eq!(
+                md.lines().filter(|l| l.starts_with(&label)).count(),
+                2,
+                "{label}"
+            );
+        }
+    }
+    assert!(md.contains("![2F. Compression types](charts/leveldb-compression-types.png)"));
+    assert!(md.contains("| zstd and lz4 blocks |"), "capability column");
+    assert!(md.contains("# job compression-zstd\n"));
+    assert!(md.contains("# leveldb: not run: LevelDB 1.23 has no zstd or lz4 blocks"));
     // Header facts and the commands.
     for want in [
         "- CPU: ",
@@ -213,8 +254,8 @@ fn quick_report_with_every_study() {
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|e| e == "png"))
         .collect();
-    // leveldb 8 bars; wiredtiger 6; bangdb 4 bars + 8 lines; sqlite4 3 + 6.
-    assert_eq!(pngs.len(), 8 + 6 + 12 + 9);
+    // leveldb 9 bars; wiredtiger 6; bangdb 4 bars + 8 lines; sqlite4 3 + 6.
+    assert_eq!(pngs.len(), 9 + 6 + 12 + 9);
     assert_eq!(html.matches("<svg").count(), pngs.len());
     for p in &pngs {
         png_ok(p);
@@ -286,10 +327,33 @@ fn quick_report_with_every_study() {
         .collect();
     assert!(order[0].ends_with("leveldb-baseline-shale"));
     assert!(order[1].ends_with("leveldb-large-values-shale"));
+    assert!(order[7].ends_with("leveldb-compression-zstd-shale"));
+    assert!(order[8].ends_with("leveldb-compression-lz4-shale"));
     assert!(
-        order[7].ends_with("leveldb-baseline-shale"),
+        order[9].ends_with("leveldb-baseline-shale"),
         "run 2 starts after run 1"
     );
+    // The block type reaches db_bench only for the engines that have it.
+    let typed: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("--compression_type="))
+        .collect();
+    assert_eq!(typed.len(), 2 * 2 * 3, "{typed:?}");
+    for l in typed {
+        assert!(
+            l.contains("--engine=shale ") || l.contains("--engine=rocksdb "),
+            "{l}"
+        );
+        assert!(!l.contains("--compression="), "{l}");
+        let zstd = l.contains("/leveldb-compression-zstd-");
+        assert!(zstd || l.contains("/leveldb-compression-lz4-"), "{l}");
+        let want = if zstd {
+            "--compression_type=zstd "
+        } else {
+            "--compression_type=lz4 "
+        };
+        assert!(l.contains(want), "{l}");
+    }
     assert!(!log.contains("was not fresh"));
     assert!(!log.contains("no database to reuse"));
     let reused = log
@@ -315,6 +379,83 @@ fn quick_report_with_every_study() {
     for l in tsv.lines() {
         assert_eq!(l.split('\t').count(), cols, "{l}");
     }
+}
+
+#[test]
+fn jobs_runs_only_the_named_jobs() {
+    let s = setup();
+    let o = run_report(
+        &s,
+        &[
+            "--studies=leveldb,sqlite4",
+            "--jobs=compression-lz4,compression-zstd",
+            "--runs=1",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "shale-report failed:\n{stderr}");
+    assert!(
+        stderr.contains("study sqlite4: none of the jobs named by --jobs; not run"),
+        "{stderr}"
+    );
+    assert!(!s.out.join("sqlite4.md").exists());
+    // Only Shale and RocksDB have the types; each job ran once for each.
+    let log = fs::read_to_string(s.state.join("args.log")).unwrap();
+    let runs: Vec<&str> = log.lines().collect();
+    assert_eq!(runs.len(), 4, "{log}");
+    for (l, (job, engine)) in runs.iter().zip([
+        ("compression-zstd", "shale"),
+        ("compression-zstd", "rocksdb"),
+        ("compression-lz4", "shale"),
+        ("compression-lz4", "rocksdb"),
+    ]) {
+        assert!(l.contains(&format!("--engine={engine} ")), "{l}");
+        assert!(l.contains(&format!("/leveldb-{job}-{engine} ")), "{l}");
+    }
+    let md = fs::read_to_string(s.out.join("leveldb.md")).unwrap();
+    assert!(md.contains("## 2F. Compression types\n"), "{md}");
+    assert!(!md.contains("## 1. Baseline performance"), "{md}");
+    assert!(!md.contains("## 2D. Turning compression off"), "{md}");
+    assert!(
+        md.contains("Run with --jobs=compression-lz4,compression-zstd: only those jobs ran. Sections left out (none of their jobs ran): 1. Baseline performance; 2A. Large values;"),
+        "{md}"
+    );
+    assert!(
+        md.contains("10 of the section's 20 lines are left out"),
+        "{md}"
+    );
+    let zstd = row(&md, "fillrandom (zstd)");
+    assert!(zstd.contains("| 1,000,000 | n/a: LevelDB 1.23"), "{zstd}");
+    assert!(!md.contains("| fillrandom (snappy) |"), "{md}");
+    let charts: Vec<_> = fs::read_dir(s.out.join("charts"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".png"))
+        .collect();
+    assert_eq!(charts, ["leveldb-compression-types.png"]);
+    let html = fs::read_to_string(s.out.join("index.html")).unwrap();
+    assert_eq!(html.matches("<svg").count(), 1);
+    assert!(html.contains("2F. Compression types"));
+
+    // The dry run plans the same jobs and prices only them.
+    let o = run_report(&s, &["--dry-run", "--jobs=compression-zstd"]);
+    assert!(o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--compression_type=zstd"), "{err}");
+    assert!(
+        err.contains("# compression-zstd leveldb: not run: LevelDB 1.23 has no zstd or lz4 blocks"),
+        "{err}"
+    );
+    assert!(!err.contains("/leveldb-baseline-"), "{err}");
+    assert!(!err.contains("compression_type=lz4"), "{err}");
+    assert!(
+        err.contains("# expected duration of leveldb: about"),
+        "{err}"
+    );
+
+    let o = run_report(&s, &["--jobs=nope"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("no job `nope`"));
 }
 
 #[test]

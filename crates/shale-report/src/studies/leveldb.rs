@@ -1,6 +1,7 @@
 //! The LevelDB study: LevelDB's own benchmark page (db_bench's default
 //! sequence, batch and sync writes, large values, reads with and without a
-//! cache), for every engine.
+//! cache), for every engine; and the block compression types (none, snappy,
+//! zstd, lz4) for the engines that have them.
 
 use super::*;
 
@@ -20,6 +21,34 @@ pub(super) const READ_SEQUENCE: [&str; 6] = [
     "readseq",
     "readreverse",
 ];
+
+/// The lines of section 2F: per benchmark, one line per block type, read
+/// from the jobs that wrote with it (`snappy` from the baseline, which every
+/// engine runs with its light compressor: only engines whose light
+/// compressor is snappy count).
+fn compression_type_lines(snappy: usize, none: usize, zstd: usize, lz4: usize) -> Vec<Line> {
+    let mut v = Vec::new();
+    for bench in [
+        "fillseq",
+        "fillrandom",
+        "overwrite",
+        "readrandom",
+        "readseq",
+    ] {
+        for t in BlockType::ALL {
+            let (job, needs) = match t {
+                BlockType::None => (none, vec![]),
+                BlockType::Snappy => (snappy, vec![Capability::SnappyBlocks]),
+                BlockType::Zstd => (zstd, vec![]),
+                BlockType::Lz4 => (lz4, vec![]),
+            };
+            let mut l = line(format!("{bench} ({})", t.name()), job, bench);
+            l.needs = needs;
+            v.push(l);
+        }
+    }
+    v
+}
 
 pub(super) fn leveldb(size: Size) -> Study {
     let n = size.count(1_000_000, 100_000);
@@ -46,8 +75,19 @@ pub(super) fn leveldb(size: Size) -> Study {
         &[&["fillseq"][..], &READ_SEQUENCE].concat(),
         n,
     );
-    nocomp.compression = false;
+    nocomp.compression = Compression::Off;
     nocomp.needs = vec![Capability::CompressionSwitch];
+
+    // The block types beside none (the job above) and snappy (the
+    // baseline's): the same sequence, for the engines that have the type.
+    let typed = |id: &'static str, t: BlockType| {
+        let mut j = Job::new(id, &[&["fillseq"][..], &READ_SEQUENCE].concat(), n);
+        j.compression = Compression::Type(t);
+        j.needs = vec![Capability::ZstdLz4Blocks];
+        j
+    };
+    let zstd = typed("compression-zstd", BlockType::Zstd);
+    let lz4 = typed("compression-lz4", BlockType::Lz4);
 
     let mut more_mem = Job::new("more-memory", &["fillseq", "fillrandom"], n);
     more_mem.memory = Memory::Split {
@@ -69,7 +109,9 @@ pub(super) fn leveldb(size: Size) -> Study {
         skip: 2,
     });
 
-    let mut jobs = vec![baseline, large, batch, sync, nocomp, more_mem, big_cache];
+    let mut jobs = vec![
+        baseline, large, batch, sync, nocomp, more_mem, big_cache, zstd, lz4,
+    ];
     if !size.quick {
         for j in &mut jobs {
             j.time_cap = Some(LEVELDB_TIME_CAP_S);
@@ -156,6 +198,23 @@ pub(super) fn leveldb(size: Size) -> Study {
             "2E. Using more memory",
             format!("128 MB per database: {}.", mem(5)),
             write_lines(5),
+        ),
+        bars(
+            "compression-types",
+            "2F. Compression types",
+            format!(
+                "{n_s} entries written and read as in the baseline (fillseq, then fillrandom + \
+                 overwrite, then the reads; the second readrandom is reported), once per block \
+                 compression type: none is the job of section 2D (--compression=0), snappy the \
+                 baseline's (--compression=1), zstd and lz4 two jobs of their own \
+                 (--compression_type=zstd|lz4: Shale writes block types 2 (LevelDB's zstd, at \
+                 level 1) and 4 (its lz4); RocksDB its own zstd and LZ4 blocks with its default \
+                 compression options). Engines without a type are marked in its lines. The \
+                 second table gives each line's write amplification and the space on disk after \
+                 it (after overwrite: the database the reads use). Memory: {}.",
+                mem(0)
+            ),
+            compression_type_lines(0, 4, 7, 8),
         ),
         bars(
             "larger-caches",

@@ -182,6 +182,63 @@ pub struct LsmIter {
     pub pause_ms: u64,
 }
 
+/// A block compression type, by db_bench's `--compression_type` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BlockType {
+    /// Blocks stored as they are.
+    None,
+    /// Snappy (LevelDB's default).
+    Snappy,
+    /// Zstandard (LevelDB's type 2; RocksDB's kZSTD).
+    Zstd,
+    /// LZ4 (Shale's type 4; RocksDB's kLZ4Compression).
+    Lz4,
+}
+
+impl BlockType {
+    /// Every type, in table order.
+    pub const ALL: [BlockType; 4] = [
+        BlockType::None,
+        BlockType::Snappy,
+        BlockType::Zstd,
+        BlockType::Lz4,
+    ];
+
+    /// The `--compression_type=` name.
+    pub fn name(self) -> &'static str {
+        match self {
+            BlockType::None => "none",
+            BlockType::Snappy => "snappy",
+            BlockType::Zstd => "zstd",
+            BlockType::Lz4 => "lz4",
+        }
+    }
+}
+
+/// How a job sets compression.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    /// `--compression=1`: the engine's light compressor (snappy for the
+    /// LevelDB-like engines and WiredTiger, LZO for Kyoto Cabinet).
+    On,
+    /// `--compression=0`: none.
+    Off,
+    /// `--compression_type=<type>`: one block type, for the engines that
+    /// have it (the job's `needs` keep the others out).
+    Type(BlockType),
+}
+
+impl Compression {
+    /// The db_bench flag.
+    pub fn flag(self) -> String {
+        match self {
+            Compression::On => "--compression=1".to_string(),
+            Compression::Off => "--compression=0".to_string(),
+            Compression::Type(t) => format!("--compression_type={}", t.name()),
+        }
+    }
+}
+
 /// One db_bench invocation (run once per engine per run).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Job {
@@ -197,8 +254,8 @@ pub struct Job {
     pub key_size: u64,
     /// `--threads=`.
     pub threads: u32,
-    /// `--compression=1` (the engine's light compressor) or `0`.
-    pub compression: bool,
+    /// `--compression=1|0` or `--compression_type=<type>`.
+    pub compression: Compression,
     /// `--sync=1`: every write waits for stable storage.
     pub sync: bool,
     /// Memory flags per engine.
@@ -238,7 +295,7 @@ impl Job {
             value_size: 100,
             key_size: 16,
             threads: 1,
-            compression: true,
+            compression: Compression::On,
             sync: false,
             memory: Memory::Baseline { cache: 4 * MIB },
             timeseries: None,
@@ -277,7 +334,7 @@ impl Job {
             format!("--value_size={}", self.value_size),
             format!("--key_size={}", self.key_size),
             format!("--threads={}", self.threads),
-            format!("--compression={}", u8::from(self.compression)),
+            self.compression.flag(),
             "--bloom_bits=-1".to_string(),
             "--histogram=0".to_string(),
             format!(
@@ -373,6 +430,11 @@ pub struct Line {
     pub job: usize,
     /// What is measured.
     pub metric: Metric,
+    /// Capabilities an engine needs for this line's figure besides its
+    /// job's (a line that reads one aspect of a job every engine runs:
+    /// the snappy lines of the compression types read the baseline's job);
+    /// an engine without them gets the capability's reason in its cell.
+    pub needs: Vec<Capability>,
 }
 
 /// Which over-time chart a section gets besides its bar chart.
@@ -439,6 +501,79 @@ impl Study {
     pub fn job_index(&self, id: &str) -> Option<usize> {
         self.jobs.iter().position(|j| j.id == id)
     }
+
+    /// Keeps only the jobs named in `ids` (`--jobs`), in the study's order,
+    /// and the lines read from them: a section keeps the lines of the jobs
+    /// that run and says how many it lost; a section left with no line is
+    /// dropped, and the intro names it. A kept job whose database would be
+    /// copied from a job that does not run builds its own. Returns the
+    /// number of jobs kept.
+    pub fn keep_jobs(&mut self, ids: &[String]) -> usize {
+        let kept: Vec<Option<usize>> = {
+            let mut next = 0;
+            self.jobs
+                .iter()
+                .map(|j| {
+                    ids.iter().any(|id| id == j.id).then(|| {
+                        next += 1;
+                        next - 1
+                    })
+                })
+                .collect()
+        };
+        let mut jobs = std::mem::take(&mut self.jobs);
+        let mut own_database = Vec::new();
+        jobs.retain(|j| ids.iter().any(|id| id == j.id));
+        for j in &mut jobs {
+            if let Some(r) = j.reuse {
+                if !ids.iter().any(|id| id == r.from) {
+                    j.reuse = None;
+                    own_database.push((j.id, r.from));
+                }
+            }
+        }
+        self.jobs = jobs;
+        let mut dropped = Vec::new();
+        let list = ids.join(",");
+        self.sections.retain_mut(|sec| {
+            let before = sec.lines.len();
+            sec.lines
+                .retain_mut(|l| match kept.get(l.job).copied().flatten() {
+                    Some(k) => {
+                        l.job = k;
+                        true
+                    }
+                    None => false,
+                });
+            let lost = before - sec.lines.len();
+            if sec.lines.is_empty() {
+                dropped.push(sec.title.clone());
+                return false;
+            }
+            if lost > 0 {
+                sec.note.push_str(&format!(
+                    " With --jobs={list}: {lost} of the section's {before} lines are left out \
+                     (their jobs did not run)."
+                ));
+            }
+            true
+        });
+        let mut note = format!(" Run with --jobs={list}: only those jobs ran.");
+        if !dropped.is_empty() {
+            note.push_str(&format!(
+                " Sections left out (none of their jobs ran): {}.",
+                dropped.join("; ")
+            ));
+        }
+        for (job, from) in own_database {
+            note.push_str(&format!(
+                " Job {job} builds its own database for every engine (job {from}, whose \
+                 database it would copy, did not run)."
+            ));
+        }
+        self.intro.push_str(&note);
+        self.jobs.len()
+    }
 }
 
 /// Builds a study by its `--studies=` name.
@@ -458,6 +593,7 @@ fn line(label: impl Into<String>, job: usize, bench: &'static str) -> Line {
         label: label.into(),
         job,
         metric: Metric::Bench(bench),
+        needs: vec![],
     }
 }
 
@@ -561,6 +697,136 @@ mod tests {
         assert_eq!(sqlite.last().unwrap(), "--cache_size=4194304");
         let lmdb = s.jobs[0].args(engine("lmdb").unwrap(), db, None);
         assert!(!lmdb.iter().any(|a| a.starts_with("--cache_size")));
+    }
+
+    #[test]
+    fn compression_types_read_one_job_per_type() {
+        let s = build("leveldb", full()).unwrap();
+        let sec = s
+            .sections
+            .iter()
+            .find(|x| x.id == "compression-types")
+            .unwrap();
+        assert_eq!(sec.title, "2F. Compression types");
+        assert_eq!(sec.lines.len(), 5 * 4);
+        let db = Path::new("/d");
+        let shale = engine("shale").unwrap();
+        for l in &sec.lines {
+            let job = &s.jobs[l.job];
+            let args = job.args(shale, db, None);
+            let (bench, t) = l.label.split_once(" (").unwrap();
+            let t = t.trim_end_matches(')');
+            let flag = match t {
+                "none" => "--compression=0",
+                "snappy" => "--compression=1",
+                "zstd" => "--compression_type=zstd",
+                "lz4" => "--compression_type=lz4",
+                other => panic!("{other}"),
+            };
+            assert!(args.contains(&flag.to_string()), "{}: {args:?}", l.label);
+            assert!(!args
+                .iter()
+                .any(|a| a.starts_with("--compression") && a != flag));
+            assert_eq!(l.metric.io_bench(), bench);
+            // Every type's job runs the same sequence, so reads follow the
+            // same fillrandom + overwrite.
+            assert_eq!(job.benchmarks, s.jobs[0].benchmarks, "{}", l.label);
+            assert_eq!(job.num, s.jobs[0].num);
+            // Only snappy reads a job (the baseline's) that engines without
+            // the type run too.
+            assert_eq!(
+                l.needs,
+                if t == "snappy" {
+                    vec![Capability::SnappyBlocks]
+                } else {
+                    vec![]
+                },
+                "{}",
+                l.label
+            );
+        }
+        let zstd = &s.jobs[s.job_index("compression-zstd").unwrap()];
+        let lz4 = &s.jobs[s.job_index("compression-lz4").unwrap()];
+        for j in [zstd, lz4] {
+            assert!(j.unsupported_by(shale).is_none());
+            assert!(j.unsupported_by(engine("rocksdb").unwrap()).is_none());
+            for e in [
+                "leveldb",
+                "sqlite3",
+                "kyoto-treedb",
+                "wiredtiger-btree",
+                "lmdb",
+            ] {
+                assert!(j.unsupported_by(engine(e).unwrap()).is_some(), "{e}");
+            }
+            assert_eq!(j.time_cap, Some(LEVELDB_TIME_CAP_S));
+        }
+        // The jobs before them keep their places and flags.
+        assert_eq!(
+            s.jobs[s.job_index("no-compression").unwrap()].compression,
+            Compression::Off
+        );
+        assert_eq!(s.jobs[0].compression, Compression::On);
+    }
+
+    #[test]
+    fn keeping_some_jobs_keeps_their_lines_and_drops_empty_sections() {
+        let mut s = build("leveldb", full()).unwrap();
+        let ids = [
+            "compression-zstd".to_string(),
+            "compression-lz4".to_string(),
+        ];
+        assert_eq!(s.keep_jobs(&ids), 2);
+        let job_ids: Vec<&str> = s.jobs.iter().map(|j| j.id).collect();
+        assert_eq!(job_ids, ["compression-zstd", "compression-lz4"]);
+        assert_eq!(s.sections.len(), 1);
+        let sec = &s.sections[0];
+        assert_eq!(sec.id, "compression-types");
+        assert_eq!(sec.lines.len(), 10);
+        for l in &sec.lines {
+            let want = if l.label.ends_with("(zstd)") { 0 } else { 1 };
+            assert!(l.label.ends_with("(zstd)") || l.label.ends_with("(lz4)"));
+            assert_eq!(l.job, want, "{}", l.label);
+        }
+        assert!(
+            sec.note
+                .contains("10 of the section's 20 lines are left out"),
+            "{}",
+            sec.note
+        );
+        assert!(s
+            .intro
+            .contains("Run with --jobs=compression-zstd,compression-lz4"));
+        assert!(
+            s.intro
+                .contains("1. Baseline performance; 2A. Large values"),
+            "{}",
+            s.intro
+        );
+
+        // A job whose database source does not run builds its own.
+        let mut s = build("leveldb", full()).unwrap();
+        assert_eq!(s.keep_jobs(&["larger-caches".to_string()]), 1);
+        assert_eq!(s.jobs[0].reuse, None);
+        let sqlite = s.jobs[0].args(engine("sqlite3").unwrap(), Path::new("/d"), None);
+        assert!(sqlite.contains(&"--use_existing_db=0".to_string()));
+        assert!(
+            s.intro
+                .contains("job baseline, whose database it would copy, did not run"),
+            "{}",
+            s.intro
+        );
+        // With its source it still copies.
+        let mut s = build("leveldb", full()).unwrap();
+        s.keep_jobs(&["larger-caches".to_string(), "baseline".to_string()]);
+        assert!(s.jobs[1].reuse.is_some());
+        assert_eq!(
+            s.jobs[0].id, "baseline",
+            "the study's order, not the option's"
+        );
+        // No job of this study.
+        let mut s = build("sqlite4", full()).unwrap();
+        assert_eq!(s.keep_jobs(&["baseline".to_string()]), 0);
     }
 
     #[test]

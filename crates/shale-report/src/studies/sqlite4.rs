@@ -21,6 +21,7 @@ fn iteration_lines(j: usize) -> Vec<Line> {
                 label: format!("{name}, {what}"),
                 job: j,
                 metric: metric(phase),
+                needs: vec![],
             });
         }
     }
