@@ -29,31 +29,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int checks = 0;
+#include "check.h"
+
 static int on_shale = 0;
 static const char* base_dir;
 
 #define ON_SHALE (on_shale)
-
-#define CHECK(cond)                                                      \
-  do {                                                                   \
-    checks++;                                                            \
-    if (!(cond)) {                                                       \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__,   \
-              #cond);                                                    \
-      exit(1);                                                           \
-    }                                                                    \
-  } while (0)
-
-#define CHECK_NO_ERROR(err)                                              \
-  do {                                                                   \
-    checks++;                                                            \
-    if ((err) != NULL) {                                                 \
-      fprintf(stderr, "%s:%d: unexpected error: %s\n", __FILE__, __LINE__, \
-              (err));                                                    \
-      exit(1);                                                           \
-    }                                                                    \
-  } while (0)
 
 #define CHECK_ERROR_HAS(err, text)                                       \
   do {                                                                   \

@@ -18,27 +18,7 @@
 
 #define ENTRIES 3000
 
-static int checks = 0;
-
-#define CHECK(cond)                                                    \
-  do {                                                                 \
-    checks++;                                                          \
-    if (!(cond)) {                                                     \
-      fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, \
-              #cond);                                                  \
-      exit(1);                                                         \
-    }                                                                  \
-  } while (0)
-
-#define CHECK_NO_ERROR(err)                                              \
-  do {                                                                   \
-    checks++;                                                            \
-    if ((err) != NULL) {                                                 \
-      fprintf(stderr, "%s:%d: unexpected error: %s\n", __FILE__, __LINE__, \
-              (err));                                                    \
-      exit(1);                                                           \
-    }                                                                    \
-  } while (0)
+#include "check.h"
 
 static void key_of(int i, char* buf, size_t n) {
   snprintf(buf, n, "key%06d", i);
