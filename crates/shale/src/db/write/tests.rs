@@ -126,6 +126,28 @@ fn queued(db: &Db) -> usize {
     db.inner.state.lock().writers.len()
 }
 
+/// Holds the log while `A` (writing `a_key`, a gate key: its insert stops
+/// at the gate) takes sequence numbers and `B` (writing `b`) queues behind
+/// it, then lets the log go and returns once `B` has logged and inserted
+/// its group and waits for `A` to publish. Returns both writes' handles.
+fn b_waiting_for_a_at_the_gate(
+    db: &Arc<Db>,
+    a_key: &[u8],
+) -> (JoinHandle<Result<()>>, JoinHandle<Result<()>>) {
+    let log = db.inner.log.lock();
+    let a = spawn_write(db, "A", &[a_key]);
+    wait_for("A to take sequence numbers", || {
+        db.inner.state.lock().last_allocated == 2
+    });
+    let b = spawn_write(db, "B", &[b"b"]);
+    wait_for("B to queue", || queued(db) == 1);
+    drop(log);
+    wait_for("B to wait for A", || {
+        db.inner.state.lock().publish_waiters.len() == 1
+    });
+    (a, b)
+}
+
 /// Stops a leader (thread `A`, writing `a_keys`) at its log append, queues
 /// `B` (writing `b_keys`) then `C` (writing `c_keys`) behind it, and lets
 /// the log go: `B` leads the next group, with `C` as its member. Returns
@@ -179,20 +201,10 @@ fn a_group_is_logged_while_the_one_before_inserts_and_published_after_it() {
         let (db, hooks) = open(true);
         hooks.shut_gate();
         // A's insert stops at the gate, after A's group is in the log and
-        // the write path is handed on (B is queued by then).
-        let log = db.inner.log.lock();
-        let a = spawn_write(&db, "A", &[b"gate-a"]);
-        wait_for("A to take sequence numbers", || {
-            db.inner.state.lock().last_allocated == 2
-        });
-        let b = spawn_write(&db, "B", &[b"b"]);
-        wait_for("B to queue", || queued(&db) == 1);
-        drop(log);
-        // B logs and inserts its group while A is still inserting, then
-        // waits for A to publish.
-        wait_for("B to wait for A", || {
-            db.inner.state.lock().publish_waiters.len() == 1
-        });
+        // the write path is handed on (B is queued by then); B logs and
+        // inserts its group while A is still inserting, then waits for A
+        // to publish.
+        let (a, b) = b_waiting_for_a_at_the_gate(&db, b"gate-a");
         assert_eq!(db.inner.state.lock().last_allocated, 3);
         assert_eq!(db.inner.visible_sequence.load(Ordering::Acquire), 1);
         assert_eq!(db.get(b"b").unwrap(), None, "B is visible before A");
@@ -244,17 +256,7 @@ fn the_group_after_a_failed_one_fails_instead_of_waiting_for_it() {
     within_deadline(|| {
         let (db, hooks) = open(true);
         hooks.shut_gate();
-        let log = db.inner.log.lock();
-        let a = spawn_write(&db, "A", &[b"gate-boom"]);
-        wait_for("A to take sequence numbers", || {
-            db.inner.state.lock().last_allocated == 2
-        });
-        let b = spawn_write(&db, "B", &[b"b"]);
-        wait_for("B to queue", || queued(&db) == 1);
-        drop(log);
-        wait_for("B to wait for A", || {
-            db.inner.state.lock().publish_waiters.len() == 1
-        });
+        let (a, b) = b_waiting_for_a_at_the_gate(&db, b"gate-boom");
         // A's insert panics now.
         hooks.open_gate();
         for (name, w) in [("A", a), ("B", b)] {
