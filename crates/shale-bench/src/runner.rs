@@ -464,7 +464,9 @@ impl<'f> Runner<'f> {
     /// uniformly from those inserted so far; a pause of `--pause_ms` (not
     /// timed). Prints `lsmiter-insert <i> : <ops/s> ops/sec` and
     /// `lsmiter-lookup <i> : <ops/s> ops/sec` as each iteration ends, then
-    /// the usual result and `# io` lines.
+    /// the usual result and `# io` lines. With `--duration=S`, no iteration
+    /// starts once the iterations so far took S seconds (pauses not
+    /// counted), and the result says after how many it stopped.
     fn lsm_iter(&mut self, name: &str, out: &mut dyn Write) -> Result<(), Error> {
         let f = self.flags;
         if f.use_existing_db {
@@ -484,11 +486,16 @@ impl<'f> Runner<'f> {
         let mut value = Vec::new();
         let (mut inserted, mut found, mut bytes) = (0u64, 0u64, 0u64);
         let mut paused = 0.0;
+        let cap = (f.duration > 0).then(|| f.duration as f64);
+        let (mut busy, mut ran) = (0.0, 0u64);
 
         let io_before = IoCounters::now();
         let mut stats = Stats::new(false, f.progress);
         stats.start();
         for i in 0..f.iterations {
+            if cap.is_some_and(|c| busy >= c) {
+                break;
+            }
             let t0 = Instant::now();
             for _ in 0..f.iter_ops {
                 let k = keys.key(inserted);
@@ -510,6 +517,8 @@ impl<'f> Runner<'f> {
                 stats.finished_single_op();
             }
             let lookup_s = t1.elapsed().as_secs_f64();
+            busy += insert_s + lookup_s;
+            ran += 1;
             let rate = |secs: f64| f.iter_ops as f64 / secs.max(1e-9);
             writeln!(out, "lsmiter-insert {i} : {:.1} ops/sec", rate(insert_s)).map_err(io_err)?;
             writeln!(out, "lsmiter-lookup {i} : {:.1} ops/sec", rate(lookup_s)).map_err(io_err)?;
@@ -524,7 +533,15 @@ impl<'f> Runner<'f> {
         drop(session);
         stats.stop();
         stats.exclude_idle(paused);
-        stats.add_found(found, f.iterations * f.iter_ops);
+        stats.add_found(found, ran * f.iter_ops);
+        if ran < f.iterations {
+            stats.add_message(&format!(
+                "(stopped by --duration={} after {} ops, {ran} of {} iterations)",
+                f.duration,
+                2 * ran * f.iter_ops,
+                f.iterations
+            ));
+        }
         stats.add_bytes(bytes as i64);
         stats.add_written(bytes);
         self.finish(name, &mut stats, io_before, out)

@@ -478,3 +478,42 @@ fn duration_stops_a_benchmark_and_says_after_how_many_ops() {
         assert!(ops > 0 && ops < 2_000_000_000, "{name}: {ops}");
     }
 }
+
+#[test]
+fn duration_stops_lsmiter_after_whole_iterations_not_counting_pauses() {
+    let Some(kind) = some_engine() else {
+        eprintln!("no engine in this build; skipping");
+        return;
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    // 200 iterations of 30,000 writes and lookups cannot fit in one
+    // second; the 1.1 s pause after each would end the run after the
+    // first iteration if pauses counted towards the cap.
+    let stdout = run_ok(&[
+        format!("--engine={}", kind.name()),
+        format!("--db={}", dir.path().join("db").display()),
+        "--benchmarks=lsmiter".to_string(),
+        "--key_size=12".to_string(),
+        "--iterations=200".to_string(),
+        "--iter_ops=30000".to_string(),
+        "--pause_ms=1100".to_string(),
+        "--duration=1".to_string(),
+        "--progress=0".to_string(),
+    ]);
+    let inserts = stdout
+        .lines()
+        .filter(|l| l.starts_with("lsmiter-insert "))
+        .count() as u64;
+    let lines = check_lines(&stdout);
+    assert_eq!(lines.len(), 1, "{stdout}");
+    let message = &lines[0].1;
+    let expected = format!(
+        "(stopped by --duration=1 after {} ops, {inserts} of 200 iterations)",
+        2 * inserts * 30_000
+    );
+    assert!(message.contains(&expected), "{expected} not in {stdout}");
+    assert!(
+        (2..200).contains(&inserts),
+        "{inserts} iterations: {stdout}"
+    );
+}

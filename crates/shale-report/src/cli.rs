@@ -22,7 +22,8 @@ usage: shale-report [--studies=leveldb,wiredtiger,bangdb,bangdb-scale,sqlite4] [
               bangdb-scale  opt-in: the largest sequential put/get the disk allows
               sqlite4       SQLite4 LSM: 200 iterations of 50,000 inserts + lookups
   --quick     every chosen study at a tenth of its size or smaller (smoke test)
-  --runs      runs per engine (default 3; wiredtiger 5)
+  --runs      runs per engine (default 3; wiredtiger 5; bangdb, bangdb-scale
+              and sqlite4 1, as their seeds)
   --engines   engines to compare (default: all): shale, leveldb, rocksdb, sqlite3,
               kyoto-treedb, wiredtiger-lsm, wiredtiger-btree, lmdb
   --out       report directory (default: report)

@@ -39,6 +39,9 @@ pub enum Capability {
     SnappyBlocks,
     /// Blocks compressed with zstd or lz4 (`--compression_type=zstd|lz4`).
     ZstdLz4Blocks,
+    /// Merge work deferred to background threads (an LSM tree's flushes and
+    /// compactions), which a pause between bursts of writes lets catch up.
+    DeferredMerges,
 }
 
 impl Capability {
@@ -49,15 +52,17 @@ impl Capability {
             Capability::CompressionSwitch => "compression switch",
             Capability::SnappyBlocks => "snappy blocks",
             Capability::ZstdLz4Blocks => "zstd and lz4 blocks",
+            Capability::DeferredMerges => "background merges",
         }
     }
 
     /// Every capability, in table order.
-    pub const ALL: [Capability; 4] = [
+    pub const ALL: [Capability; 5] = [
         Capability::Batches,
         Capability::CompressionSwitch,
         Capability::SnappyBlocks,
         Capability::ZstdLz4Blocks,
+        Capability::DeferredMerges,
     ];
 }
 
@@ -100,6 +105,12 @@ const WIREDTIGER_LACKS: &[(Capability, &str)] = &[(
     "db_bench loads WiredTiger's snappy compressor only",
 )];
 
+/// Why a B-tree gains nothing from a pause between bursts of writes.
+const NO_DEFERRED_MERGES: (Capability, &str) = (
+    Capability::DeferredMerges,
+    "a B-tree defers no merge work that a pause lets catch up",
+);
+
 /// Every engine, Shale first, in column order.
 pub const ENGINES: [Engine; 8] = [
     Engine {
@@ -140,6 +151,7 @@ pub const ENGINES: [Engine; 8] = [
             ),
             (Capability::SnappyBlocks, "SQLite3 never compresses"),
             (Capability::ZstdLz4Blocks, "SQLite3 never compresses"),
+            NO_DEFERRED_MERGES,
         ],
         note: "one connection (WAL, exclusive locking); several threads take turns on it",
         color: (0x7a, 0xb0, 0x2c),
@@ -161,6 +173,7 @@ pub const ENGINES: [Engine; 8] = [
                 Capability::ZstdLz4Blocks,
                 "Kyoto Cabinet has no zstd or lz4 compressor",
             ),
+            NO_DEFERRED_MERGES,
         ],
         note: "",
         color: (0xdf, 0x55, 0x55),
@@ -177,7 +190,7 @@ pub const ENGINES: [Engine; 8] = [
         name: "wiredtiger-btree",
         debian_package: Some("libwiredtiger-dev"),
         memory: MemoryModel::SingleCache,
-        lacks: WIREDTIGER_LACKS,
+        lacks: &[WIREDTIGER_LACKS[0], NO_DEFERRED_MERGES],
         note: "write-ahead log on; its preallocated 100 MB log files count in the space figures",
         color: (0xe7, 0x29, 0x8a),
     },
@@ -192,6 +205,7 @@ pub const ENGINES: [Engine; 8] = [
             ),
             (Capability::SnappyBlocks, "LMDB never compresses"),
             (Capability::ZstdLz4Blocks, "LMDB never compresses"),
+            NO_DEFERRED_MERGES,
         ],
         note: "one writer at a time (LMDB's write lock)",
         color: (0x66, 0x66, 0x66),

@@ -212,8 +212,11 @@ fn dry_run(
         let mut total = 0.0;
         writeln!(
             log,
-            "# study {} ({}), {} runs per engine",
-            study.id, study.title, runs
+            "# study {} ({}), {} run{} per engine",
+            study.id,
+            study.title,
+            runs,
+            if runs == 1 { "" } else { "s" }
         )
         .map_err(io)?;
         for job in &study.jobs {

@@ -184,12 +184,11 @@ fn build_table(run: &StudyRun, section: &Section) -> Table {
                         match metric_value(output, &line.metric, job.threads) {
                             Ok(v) => {
                                 ops.push(v);
-                                if let Metric::Bench(b) = &line.metric {
-                                    if let Some(n) =
-                                        output.last_result(b).and_then(|l| l.stopped_after)
-                                    {
-                                        stopped.push(n);
-                                    }
+                                if let Some(n) = output
+                                    .last_result(line.metric.io_bench())
+                                    .and_then(|l| l.stopped_after)
+                                {
+                                    stopped.push(n);
                                 }
                                 if let Some(io) = output.last_io(line.metric.io_bench()) {
                                     if let Some(a) = io

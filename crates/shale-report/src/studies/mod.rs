@@ -885,6 +885,51 @@ mod tests {
     }
 
     #[test]
+    fn the_over_time_studies_fit_two_hours_with_one_run_and_time_caps() {
+        let quick = Size {
+            quick: true,
+            ..full()
+        };
+        let sq = build("sqlite4", full()).unwrap();
+        assert_eq!(sq.default_runs, 1);
+        assert!(sq
+            .jobs
+            .iter()
+            .all(|j| j.time_cap == Some(sqlite4::SQLITE4_TIME_CAP_S)));
+        // Only the engines that merge in the background run the pauses.
+        let pauses = &sq.jobs[sq.job_index("large-buffers-pauses").unwrap()];
+        let runs = |j: &Job| {
+            ENGINES
+                .iter()
+                .filter(|e| j.unsupported_by(e).is_none())
+                .map(|e| e.name)
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(
+            runs(pauses),
+            ["shale", "leveldb", "rocksdb", "wiredtiger-lsm"]
+        );
+        assert_eq!(runs(&sq.jobs[0]).len(), ENGINES.len());
+        let bang = build("bangdb", full()).unwrap();
+        assert_eq!(bang.default_runs, 1);
+        assert!(bang
+            .jobs
+            .iter()
+            .all(|j| j.time_cap == Some(bangdb::BANGDB_TIME_CAP_S)));
+        // The scale test runs to its end.
+        let scale = build("bangdb-scale", full()).unwrap();
+        assert!(scale.jobs.iter().all(|j| j.time_cap.is_none()));
+        // Quick runs (the tests') are never capped.
+        for id in ["sqlite4", "bangdb"] {
+            assert!(build(id, quick)
+                .unwrap()
+                .jobs
+                .iter()
+                .all(|j| j.time_cap.is_none()));
+        }
+    }
+
+    #[test]
     fn memory_settings_follow_the_seed() {
         let s = build("leveldb", full()).unwrap();
         let more = &s.jobs[s.job_index("more-memory").unwrap()];
