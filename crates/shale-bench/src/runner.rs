@@ -486,7 +486,7 @@ impl<'f> Runner<'f> {
         let mut value = Vec::new();
         let (mut inserted, mut found, mut bytes) = (0u64, 0u64, 0u64);
         let mut paused = 0.0;
-        let cap = (f.duration > 0).then(|| f.duration as f64);
+        let cap = (f.duration > 0).then_some(f.duration as f64);
         let (mut busy, mut ran) = (0.0, 0u64);
 
         let io_before = IoCounters::now();
