@@ -273,12 +273,17 @@ impl<I: InternalIterator> DbIterator<I> {
 
     /// From the inner iterator's position, moves backward to the previous user
     /// key that is not deleted, saving its newest visible entry and leaving the
-    /// inner iterator just before that key's entries.
-    fn find_prev_user_entry(&mut self) {
+    /// inner iterator just before that key's entries. `peeked`: the inner
+    /// iterator's entry is the one the previous call stopped on, already fed
+    /// to the read sampler (every entry is sampled once, as going forward).
+    fn find_prev_user_entry(&mut self, mut peeked: bool) {
         debug_assert!(self.direction == Direction::Reverse);
         let mut value_type = ValueType::Deletion;
         while self.iter.valid() {
-            self.sample();
+            if !peeked {
+                self.sample();
+            }
+            peeked = false;
             let Some(p) = parse_internal_key(self.iter.key()) else {
                 self.corrupt();
                 return;
@@ -349,7 +354,7 @@ impl<I: InternalIterator> InternalIterator for DbIterator<I> {
         self.direction = Direction::Reverse;
         self.clear_saved_value();
         self.iter.seek_to_last();
-        self.find_prev_user_entry();
+        self.find_prev_user_entry(false);
     }
 
     fn seek(&mut self, target: &[u8]) {
@@ -408,6 +413,9 @@ impl<I: InternalIterator> InternalIterator for DbIterator<I> {
         if !self.valid {
             return;
         }
+        // Going on backward, the inner iterator rests on the entry the last
+        // step stopped on (already sampled), or is exhausted.
+        let peeked = self.direction == Direction::Reverse;
         if self.direction == Direction::Forward {
             // The inner iterator is on the current entry: move before every
             // entry of the current key (the ones before it are invisible).
@@ -430,7 +438,7 @@ impl<I: InternalIterator> InternalIterator for DbIterator<I> {
             }
             self.direction = Direction::Reverse;
         }
-        self.find_prev_user_entry();
+        self.find_prev_user_entry(peeked);
     }
 
     #[inline]
@@ -858,6 +866,38 @@ mod tests {
         let n = calls.load(AtomicOrdering::Relaxed);
         assert!((60..=150).contains(&n), "{n} samples, about 100 expected");
         assert_eq!(bad.load(AtomicOrdering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_reverse_scan_samples_each_entry_once() {
+        let mut writes = Vec::new();
+        for i in 0..2000u64 {
+            writes.push(w(&format!("key{i:05}"), i + 1, V, "0123456789"));
+        }
+        // 52,000 bytes read backward, each entry once: about 100 samples
+        // of 520 bytes, as forward (a step back looks at the entry before
+        // the one it returns, which the next step returns).
+        let calls = Arc::new(AtomicUsize::new(0));
+        let c = calls.clone();
+        let hook: ReadSampleHook = Box::new(move |_: &[u8]| {
+            c.fetch_add(1, AtomicOrdering::Relaxed);
+        });
+        let mut it = DbIterator::new(
+            &icmp(),
+            VecIterator::internal(sorted(&writes)),
+            5000,
+            Some(hook),
+        )
+        .with_sample_period(520, 42);
+        let mut n = 0;
+        it.seek_to_last();
+        while it.valid() {
+            n += 1;
+            it.prev();
+        }
+        assert_eq!(n, 2000);
+        let n = calls.load(AtomicOrdering::Relaxed);
+        assert!((60..=150).contains(&n), "{n} samples, about 100 expected");
     }
 
     /// Random histories, read at several sequences, by random walks mixing
