@@ -21,9 +21,18 @@ pub enum DumpFormat {
 struct Out {
     w: BufWriter<std::io::StdoutLock<'static>>,
     json: bool,
+    /// Damage was found (and reported, or about to be): the exit code says
+    /// so even if the reader of the output has gone.
+    damaged: bool,
 }
 
 impl Out {
+    /// Reports damage, as text or JSON.
+    fn damage(&mut self, text: String, json: serde_json::Value) -> CliResult<()> {
+        self.damaged = true;
+        self.text(text)?;
+        self.json(json)
+    }
     fn text(&mut self, line: impl AsRef<str>) -> CliResult<()> {
         if !self.json {
             writeln!(self.w, "{}", line.as_ref()).map_err(output_error)?;
@@ -60,6 +69,7 @@ pub fn dump(file: &Path, entries: bool, format: DumpFormat) -> CliResult<i32> {
     let mut out = Out {
         w: BufWriter::new(std::io::stdout().lock()),
         json: format == DumpFormat::Json,
+        damaged: false,
     };
     let r = match inspect::file_kind(file) {
         FileKind::Log => dump_log(file, entries, &mut out),
@@ -76,13 +86,23 @@ pub fn dump(file: &Path, entries: bool, format: DumpFormat) -> CliResult<i32> {
             file.display()
         ))),
     };
-    out.w.flush().map_err(output_error)?;
-    r
+    let flushed = out.w.flush().map_err(output_error);
+    with_verdict(r.and_then(|code| flushed.map(|()| code)), out.damaged)
+}
+
+/// A command's exit code when `damaged` may have been found before its
+/// output was cut short: a closed pipe ends it quietly, but with the code
+/// that says damage was found (`shale check ./db | head -1`).
+fn with_verdict(r: CliResult<i32>, damaged: bool) -> CliResult<i32> {
+    match r {
+        Err(e) if e.code == 0 && damaged => Ok(exit::NEGATIVE),
+        Ok(_) if damaged => Ok(exit::NEGATIVE),
+        other => other,
+    }
 }
 
 fn dump_log(file: &Path, entries: bool, out: &mut Out) -> CliResult<i32> {
     out.text(format!("log {}", file.display()))?;
-    let mut damaged = false;
     let (mut records, mut updates) = (0u64, 0u64);
     for entry in inspect::log_records(file)? {
         match entry? {
@@ -91,10 +111,9 @@ fn dump_log(file: &Path, entries: bool, out: &mut Out) -> CliResult<i32> {
                 bytes,
                 reason,
             } => {
-                damaged = true;
                 let at = offset.map_or("?".into(), |o| o.to_string());
-                out.text(format!("@{at} DAMAGED: {reason} ({bytes} bytes dropped)"))?;
-                out.json(
+                out.damage(
+                    format!("@{at} DAMAGED: {reason} ({bytes} bytes dropped)"),
                     json!({"type": "damage", "offset": offset, "bytes": bytes, "reason": reason}),
                 )?;
             }
@@ -102,12 +121,8 @@ fn dump_log(file: &Path, entries: bool, out: &mut Out) -> CliResult<i32> {
                 records += 1;
                 match inspect::decode_batch(&data) {
                     Err(e) => {
-                        damaged = true;
-                        out.text(format!(
-                            "@{offset} record of {} bytes: BAD BATCH: {e}",
-                            data.len()
-                        ))?;
-                        out.json(
+                        out.damage(
+                            format!("@{offset} record of {} bytes: BAD BATCH: {e}", data.len()),
                             json!({"type": "damage", "offset": offset, "reason": e.to_string()}),
                         )?;
                     }
@@ -154,7 +169,7 @@ fn dump_log(file: &Path, entries: bool, out: &mut Out) -> CliResult<i32> {
         }
     }
     out.text(format!("{records} records, {updates} updates"))?;
-    Ok(if damaged { exit::NEGATIVE } else { 0 })
+    Ok(0)
 }
 
 fn bytes_field(o: &mut serde_json::Value, name: &str, b: &[u8]) {
@@ -212,15 +227,15 @@ fn dump_table(file: &Path, entries: bool, out: &mut Out) -> CliResult<i32> {
             out.json(o)?;
         }
     }
-    let mut damaged = false;
     let mut n = 0u64;
     for i in 0..t.index.len() {
         let h = t.index[i].block;
         match t.data_block(i) {
             Err(e) => {
-                damaged = true;
-                out.text(format!("data block {i} @{}: DAMAGED: {e}", h.offset))?;
-                out.json(json!({"type": "damage", "block": i, "offset": h.offset, "reason": e.to_string()}))?;
+                out.damage(
+                    format!("data block {i} @{}: DAMAGED: {e}", h.offset),
+                    json!({"type": "damage", "block": i, "offset": h.offset, "reason": e.to_string()}),
+                )?;
             }
             Ok(b) => {
                 n += b.entries.len() as u64;
@@ -259,7 +274,7 @@ fn dump_table(file: &Path, entries: bool, out: &mut Out) -> CliResult<i32> {
         }
     }
     out.text(format!("{n} entries in {} data blocks", t.index.len()))?;
-    Ok(if damaged { exit::NEGATIVE } else { 0 })
+    Ok(0)
 }
 
 fn internal_fields(o: &mut serde_json::Value, k: &[u8]) {
@@ -415,6 +430,12 @@ pub fn check(db: &Path, json_out: bool, progress: ProgressMode) -> CliResult<i32
     let report = inspect::check_with(db, &mut |n| bar.inc(n))?;
     bar.finish();
     let sound = report.damage.is_empty();
+    with_verdict(print_check(&report, json_out).map(|()| 0), !sound)
+}
+
+/// Prints what `check` found.
+fn print_check(report: &inspect::CheckReport, json_out: bool) -> CliResult<()> {
+    let sound = report.damage.is_empty();
     if json_out {
         let damage: Vec<_> = report
             .damage
@@ -459,7 +480,7 @@ pub fn check(db: &Path, json_out: bool, progress: ProgressMode) -> CliResult<i32
             }
         )?;
     }
-    Ok(if sound { 0 } else { exit::NEGATIVE })
+    Ok(())
 }
 
 fn listing(dir: &Path) -> Vec<PathBuf> {

@@ -1163,3 +1163,28 @@ fn other_errors_writing_the_output_are_errors() {
         );
     }
 }
+
+#[test]
+fn damage_found_keeps_its_exit_code_when_the_output_is_closed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = leveldb_db(tmp.path(), 2000);
+    let table = files(&db, "ldb").remove(0);
+    flip(&table, 20);
+    let os = |s: &'static str| std::ffi::OsStr::new(s);
+    for args in [
+        vec![os("check"), db.as_os_str()],
+        vec![os("check"), db.as_os_str(), os("--json")],
+        vec![os("dump"), table.as_os_str()],
+        vec![os("dump"), table.as_os_str(), os("--format"), os("json")],
+    ] {
+        let out = run_into_closed_pipe(&args, false);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "shale {args:?} into a closed pipe: {}, stderr: {stderr}",
+            out.status
+        );
+        assert_eq!(stderr, "", "shale {args:?} said something on a closed pipe");
+    }
+}
