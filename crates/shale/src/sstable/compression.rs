@@ -146,6 +146,15 @@ pub const ZSTD_MAGIC: [u8; 4] = 0xFD2F_B528u32.to_le_bytes();
 /// A Zstandard block decodes to at most 128 KiB.
 const ZSTD_BLOCK_MAX_CONTENT: u64 = 128 << 10;
 
+/// The first `len` bytes of `out`, which grows to hold them, zeroing only
+/// the bytes it adds.
+fn grown(out: &mut Vec<u8>, len: usize) -> &mut [u8] {
+    if out.len() < len {
+        out.resize(len, 0);
+    }
+    &mut out[..len]
+}
+
 /// Compresses blocks for a table writer, keeping its codec state and output
 /// buffer between blocks.
 pub(crate) struct BlockCompressor {
@@ -154,7 +163,11 @@ pub(crate) struct BlockCompressor {
     snappy: snap::raw::Encoder,
     /// Made on the first zstd block.
     zstd: Option<zstd::bulk::Compressor<'static>>,
+    /// The output buffer; only `out[..out_len]` is the last block's. It is
+    /// never shortened, so a block no larger than the ones before reuses it
+    /// without zeroing it again (the codecs write into an initialized slice).
     out: Vec<u8>,
+    out_len: usize,
 }
 
 impl BlockCompressor {
@@ -166,6 +179,7 @@ impl BlockCompressor {
             snappy: snap::raw::Encoder::new(),
             zstd: None,
             out: Vec::new(),
+            out_len: 0,
         }
     }
 
@@ -178,8 +192,8 @@ impl BlockCompressor {
             CompressionType::Zstd => self.zstd_compress(raw),
             CompressionType::Lz4 => self.lz4_compress(raw),
         };
-        if ok && self.out.len() < raw.len() - raw.len() / 8 {
-            (&self.out, self.ctype)
+        if ok && self.out_len < raw.len() - raw.len() / 8 {
+            (&self.out[..self.out_len], self.ctype)
         } else {
             (raw, CompressionType::None)
         }
@@ -190,10 +204,10 @@ impl BlockCompressor {
         if max == 0 {
             return false;
         }
-        self.out.resize(max, 0);
-        match self.snappy.compress(raw, &mut self.out) {
+        let out = grown(&mut self.out, max);
+        match self.snappy.compress(raw, out) {
             Ok(n) => {
-                self.out.truncate(n);
+                self.out_len = n;
                 true
             }
             Err(_) => false,
@@ -211,23 +225,26 @@ impl BlockCompressor {
         };
         self.out.clear();
         self.out.reserve(zstd::zstd_safe::compress_bound(raw.len()));
-        z.compress_to_buffer(raw, &mut self.out).is_ok()
+        let ok = z.compress_to_buffer(raw, &mut self.out).is_ok();
+        self.out_len = self.out.len();
+        ok
     }
 
     fn lz4_compress(&mut self, raw: &[u8]) -> bool {
         let Ok(len) = u32::try_from(raw.len()) else {
             return false;
         };
-        self.out.clear();
-        put_varint32(&mut self.out, len);
-        let start = self.out.len();
-        self.out.resize(
+        let mut header = Vec::with_capacity(5);
+        put_varint32(&mut header, len);
+        let start = header.len();
+        let out = grown(
+            &mut self.out,
             start + lz4_flex::block::get_maximum_output_size(raw.len()),
-            0,
         );
-        match lz4_flex::block::compress_into(raw, &mut self.out[start..]) {
+        out[..start].copy_from_slice(&header);
+        match lz4_flex::block::compress_into(raw, &mut out[start..]) {
             Ok(n) => {
-                self.out.truncate(start + n);
+                self.out_len = start + n;
                 true
             }
             Err(_) => false,
@@ -465,6 +482,39 @@ mod tests {
                 e.to_string()
             }
             Ok(got) => panic!("{ctype}, {what}: decoded {got:?}"),
+        }
+    }
+
+    #[test]
+    fn one_compressor_round_trips_blocks_of_any_order_of_sizes() {
+        // The output buffer is reused without being cleared: a smaller
+        // block after a larger one must not carry the larger one's bytes.
+        let block = |n: usize, seed: u8| -> Vec<u8> {
+            (0..n)
+                .map(|i| b"abcdefgh"[(i / 7 + seed as usize) % 8])
+                .collect()
+        };
+        for ctype in [
+            CompressionType::Snappy,
+            CompressionType::Zstd,
+            CompressionType::Lz4,
+        ] {
+            let mut c = BlockCompressor::new(ctype, 1);
+            for (n, seed) in [
+                (40_000, 1),
+                (500, 2),
+                (9_000, 3),
+                (64, 4),
+                (70_000, 5),
+                (2_000, 6),
+            ] {
+                let raw = block(n, seed);
+                let (stored, t) = c.compress(&raw);
+                let stored = stored.to_vec();
+                assert_eq!(t, ctype, "{ctype}, {n} bytes");
+                let back = decompress(t, &stored).unwrap().expect("compressed");
+                assert_eq!(&back[..], &raw[..], "{ctype}, {n} bytes");
+            }
         }
     }
 
