@@ -449,21 +449,31 @@ fn foreign_directories_are_not_deleted() {
     assert!(dir.path().join("precious.txt").exists());
 }
 
-#[test]
-fn duration_stops_a_benchmark_and_says_after_how_many_ops() {
+/// Runs db_bench with `args` and `--duration=1` on some engine of this
+/// build and a fresh database; `None` when the build has no engine.
+fn run_capped_at_one_second(args: &[&str]) -> Option<String> {
     let Some(kind) = some_engine() else {
         eprintln!("no engine in this build; skipping");
-        return;
+        return None;
     };
     let dir = tempfile::tempdir().expect("tempdir");
-    // Far more writes and reads than one second allows, on any machine.
-    let stdout = run_ok(&[
+    let mut all = vec![
         format!("--engine={}", kind.name()),
         format!("--db={}", dir.path().join("db").display()),
-        "--benchmarks=fillrandom,readrandom".to_string(),
-        "--num=2000000000".to_string(),
         "--duration=1".to_string(),
-    ]);
+    ];
+    all.extend(args.iter().map(|a| a.to_string()));
+    Some(run_ok(&all))
+}
+
+#[test]
+fn duration_stops_a_benchmark_and_says_after_how_many_ops() {
+    // Far more writes and reads than one second allows, on any machine.
+    let Some(stdout) =
+        run_capped_at_one_second(&["--benchmarks=fillrandom,readrandom", "--num=2000000000"])
+    else {
+        return;
+    };
     let lines = check_lines(&stdout);
     assert_eq!(lines.len(), 2, "{stdout}");
     for (name, message) in &lines {
@@ -481,25 +491,19 @@ fn duration_stops_a_benchmark_and_says_after_how_many_ops() {
 
 #[test]
 fn duration_stops_lsmiter_after_whole_iterations_not_counting_pauses() {
-    let Some(kind) = some_engine() else {
-        eprintln!("no engine in this build; skipping");
-        return;
-    };
-    let dir = tempfile::tempdir().expect("tempdir");
     // 200 iterations of 30,000 writes and lookups cannot fit in one
     // second; the 1.1 s pause after each would end the run after the
     // first iteration if pauses counted towards the cap.
-    let stdout = run_ok(&[
-        format!("--engine={}", kind.name()),
-        format!("--db={}", dir.path().join("db").display()),
-        "--benchmarks=lsmiter".to_string(),
-        "--key_size=12".to_string(),
-        "--iterations=200".to_string(),
-        "--iter_ops=30000".to_string(),
-        "--pause_ms=1100".to_string(),
-        "--duration=1".to_string(),
-        "--progress=0".to_string(),
-    ]);
+    let Some(stdout) = run_capped_at_one_second(&[
+        "--benchmarks=lsmiter",
+        "--key_size=12",
+        "--iterations=200",
+        "--iter_ops=30000",
+        "--pause_ms=1100",
+        "--progress=0",
+    ]) else {
+        return;
+    };
     let inserts = stdout
         .lines()
         .filter(|l| l.starts_with("lsmiter-insert "))

@@ -839,13 +839,15 @@ mod tests {
         assert!(it.status().is_err());
     }
 
-    #[test]
-    fn the_read_sampler_is_called_about_once_per_period() {
+    /// 2,000 entries of 8 + 8 + 10 = 26 bytes (52,000 bytes), read through
+    /// a sampler with a mean period of 520 bytes: about 100 samples if each
+    /// entry is sampled once. Returns the iterator, the count of samples
+    /// and the count of samples whose key was not an internal key.
+    fn sampled_history() -> (DbIterator<VecIterator>, Arc<AtomicUsize>, Arc<AtomicUsize>) {
         let mut writes = Vec::new();
         for i in 0..2000u64 {
             writes.push(w(&format!("key{i:05}"), i + 1, V, "0123456789"));
         }
-        // Each entry reads 8 + 8 + 10 = 26 bytes: 52,000 bytes in all.
         let calls = Arc::new(AtomicUsize::new(0));
         let bad = Arc::new(AtomicUsize::new(0));
         let (c, b) = (calls.clone(), bad.clone());
@@ -855,13 +857,19 @@ mod tests {
                 b.fetch_add(1, AtomicOrdering::Relaxed);
             }
         });
-        let mut it = DbIterator::new(
+        let it = DbIterator::new(
             &icmp(),
             VecIterator::internal(sorted(&writes)),
             5000,
             Some(hook),
         )
         .with_sample_period(520, 42);
+        (it, calls, bad)
+    }
+
+    #[test]
+    fn the_read_sampler_is_called_about_once_per_period() {
+        let (mut it, calls, bad) = sampled_history();
         assert_eq!(forward(&mut it).len(), 2000);
         let n = calls.load(AtomicOrdering::Relaxed);
         assert!((60..=150).contains(&n), "{n} samples, about 100 expected");
@@ -870,25 +878,9 @@ mod tests {
 
     #[test]
     fn a_reverse_scan_samples_each_entry_once() {
-        let mut writes = Vec::new();
-        for i in 0..2000u64 {
-            writes.push(w(&format!("key{i:05}"), i + 1, V, "0123456789"));
-        }
-        // 52,000 bytes read backward, each entry once: about 100 samples
-        // of 520 bytes, as forward (a step back looks at the entry before
-        // the one it returns, which the next step returns).
-        let calls = Arc::new(AtomicUsize::new(0));
-        let c = calls.clone();
-        let hook: ReadSampleHook = Box::new(move |_: &[u8]| {
-            c.fetch_add(1, AtomicOrdering::Relaxed);
-        });
-        let mut it = DbIterator::new(
-            &icmp(),
-            VecIterator::internal(sorted(&writes)),
-            5000,
-            Some(hook),
-        )
-        .with_sample_period(520, 42);
+        // A step back looks at the entry before the one it returns, which
+        // the next step returns: still one sample per entry read.
+        let (mut it, calls, bad) = sampled_history();
         let mut n = 0;
         it.seek_to_last();
         while it.valid() {
@@ -898,6 +890,7 @@ mod tests {
         assert_eq!(n, 2000);
         let n = calls.load(AtomicOrdering::Relaxed);
         assert!((60..=150).contains(&n), "{n} samples, about 100 expected");
+        assert_eq!(bad.load(AtomicOrdering::Relaxed), 0);
     }
 
     /// Random histories, read at several sequences, by random walks mixing
