@@ -37,13 +37,14 @@
 #   tests/ingest.rs (a bulk load beside writers and their snapshots),
 #   tests/seek_compaction.rs (compactions started by reads) and
 #   tests/locking.rs (the process-wide table of held locks, forks).
-# Left out to keep the run short (each passed under TSan once, with no
-# report: docs/reliability.md): the tests whose second thread is only the
-# background one, which the tests above drive harder (crash_points.rs,
-# corruption.rs, faults.rs, metamorphic.rs, model.rs, ingest_crash.rs, the
-# rest of the lib tests), and kills.rs and process_crash.rs, about process
-# death, not threads. hostile_sizes.rs and oversized_writes.rs, which
-# allocate GiBs from one thread, are not run. The zstd C library is not
+# Left out to keep the run short: the tests whose second thread is only the
+# background one, which the tests above drive harder (the rest of the lib
+# tests, faults.rs, metamorphic.rs, model.rs, ingest_crash.rs, ...), and
+# kills.rs and process_crash.rs, about process death, not threads; those
+# named passed under TSan once, with no report (docs/reliability.md).
+# crash_points.rs and corruption.rs (one thread and the background one,
+# long) and hostile_sizes.rs and oversized_writes.rs (GiBs allocated from
+# one thread) have not run under it. The zstd C library is not
 # instrumented: it works on one block at a time in the calling thread and
 # shares nothing between threads.
 #
