@@ -2,8 +2,9 @@
 #   make report   - set up, build the peers and db_bench in release mode, run
 #                   the benchmark report
 #   make test     - set up, run every test (the Rust workspace's, the
-#                   Python package's: make python-test, and the memtable's
-#                   unsafe code under Miri: scripts/miri.sh)
+#                   Python package's: make python-test, the memtable's
+#                   unsafe code under Miri: scripts/miri.sh, and the
+#                   multi-threaded tests under ThreadSanitizer: make tsan)
 #   make install-c PREFIX=DIR - build and install the C library (see README.md)
 CARGO ?= cargo
 # The virtualenv scripts/setup.sh makes for the Python package.
@@ -22,7 +23,7 @@ JOBS ?=
 # `test` clears it so that the tests use Debian's binary packages.
 PEERS_DIR ?= $(CURDIR)/target/peers
 
-.PHONY: setup peers peers-db-bench test python-test report build fmt clippy install-c
+.PHONY: setup peers peers-db-bench test python-test tsan report build fmt clippy install-c
 
 setup:
 	PY_VENV=$(abspath $(PY_VENV)) bash scripts/setup.sh
@@ -43,6 +44,12 @@ test: setup
 	$(CARGO) test --workspace --all-features
 	$(MAKE) --no-print-directory python-test
 	bash scripts/miri.sh
+	$(MAKE) --no-print-directory tsan
+
+# The engine's multi-threaded tests built with ThreadSanitizer (nightly,
+# std rebuilt with it, into target/tsan); TSAN_ROUNDS=N runs them N times.
+tsan:
+	bash scripts/tsan.sh
 
 # Builds crates/shale-py into the virtualenv (a debug build, sharing
 # target/ with the workspace) and runs its pytest suite.

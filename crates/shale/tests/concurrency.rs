@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
-use shale::{Db, Options, ReadOptions, WriteBatch, WriteOptions};
+use shale::{Cache, Db, Options, ReadOptions, WriteBatch, WriteOptions};
 
 #[test]
 fn concurrent_writers_and_readers() {
@@ -168,15 +168,53 @@ fn check_prefixes(view: &[(Vec<usize>, Option<usize>)], what: &str) {
 /// compactions.
 #[test]
 fn views_stay_consistent_while_compactions_run() {
-    views_while_compactions_run(false);
+    views_while_compactions_run(false, None);
 }
 
 #[test]
 fn views_stay_consistent_while_compactions_run_with_concurrent_memtable_writes() {
-    views_while_compactions_run(true);
+    views_while_compactions_run(true, None);
 }
 
-fn views_while_compactions_run(concurrent_memtable_writes: bool) {
+/// The same through a block cache of 16 blocks, shared by two databases:
+/// readers and compactions insert and evict blocks all the time, and a
+/// block evicted while an iterator reads it stays whole.
+#[test]
+fn views_stay_consistent_through_a_tiny_shared_block_cache() {
+    let cache = Cache::new(16 << 10);
+    let other_dir = support::scratch_dir();
+    let other = Db::open(
+        other_dir.path(),
+        Options {
+            create_if_missing: true,
+            block_cache: Some(cache.clone()),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let churn = std::thread::spawn(move || {
+        for i in 0..2000u32 {
+            other.put(&i.to_be_bytes(), &[b'v'; 700]).unwrap();
+            if i % 500 == 499 {
+                other.compact_range(None, None).unwrap();
+            }
+            assert!(other.get(&(i / 2).to_be_bytes()).unwrap().is_some());
+        }
+    });
+    views_while_compactions_run(false, Some(cache.clone()));
+    churn.join().unwrap();
+    let usage = cache.usage();
+    assert!(
+        usage > 0,
+        "no block was cached; the test did not exercise the cache"
+    );
+    assert!(
+        usage <= 16 << 10,
+        "the cache holds {usage} bytes, over its capacity"
+    );
+}
+
+fn views_while_compactions_run(concurrent_memtable_writes: bool, block_cache: Option<Arc<Cache>>) {
     const WRITERS: usize = 3;
     const PER_WRITER: usize = 3000;
     let dir = support::scratch_dir();
@@ -186,6 +224,7 @@ fn views_while_compactions_run(concurrent_memtable_writes: bool) {
         max_file_size: 1 << 20,
         block_size: 1024,
         concurrent_memtable_writes,
+        block_cache,
         ..Default::default()
     };
     let db = Arc::new(Db::open(dir.path(), opts.clone()).unwrap());
