@@ -367,7 +367,9 @@ impl DbInner {
                 FileType::Descriptor => number >= st.versions.manifest_file_number,
                 FileType::Table => live.contains(&number) || st.pending_outputs.contains(&number),
                 FileType::Temp => st.pending_outputs.contains(&number),
-                FileType::Current | FileType::DbLock | FileType::InfoLog => true,
+                FileType::Current | FileType::DbLock | FileType::InfoLog | FileType::BlobFile => {
+                    true
+                }
             };
             if !keep {
                 doomed.push((name, number, t));
