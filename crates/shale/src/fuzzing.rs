@@ -423,7 +423,7 @@ pub fn blob_record(data: &[u8]) {
     {
         return;
     }
-    let cache = BlobCache::new(fs, dir);
+    let cache = BlobCache::new(fs, dir, Arc::new(BytewiseComparator));
     let rest = data.get(HEADER_LEN..).unwrap_or_default();
     let key = decode_record(rest)
         .map(|(k, _)| k.to_vec())

@@ -62,7 +62,6 @@
 // public API) or by `internals` (for the crate's own tests, fuzz targets and
 // benchmark). A `pub` there is what lets `internals` re-export it.
 mod batch;
-#[allow(dead_code)] // Used by the write and read paths from the next change on.
 mod blob;
 mod compaction;
 mod comparator;

@@ -99,6 +99,28 @@ pub struct Options {
     /// the memtable. Off, the group's leader inserts every batch of the group
     /// itself, and the next group waits for that. Default: false.
     pub concurrent_memtable_writes: bool,
+    /// Value separation (WiscKey-style): a value of at least this many bytes is written once,
+    /// to a blob file (`NNNNNN.blob`), and the log, memtable and tables hold a small pointer to
+    /// it instead, so that compactions do not copy it. `None` (the default) keeps every value in
+    /// the tree, and the database byte-for-byte LevelDB-compatible. A database opened once
+    /// with it set is marked as using blob files in its MANIFEST, which LevelDB then refuses to
+    /// open; Shale reads it whatever this option says.
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let options = shale::Options {
+    ///     create_if_missing: true,
+    ///     blob_threshold: Some(4096),
+    ///     ..Default::default()
+    /// };
+    /// let db = shale::Db::open(dir.path(), options)?;
+    /// db.put(b"big", &[7u8; 10_000])?; // to a blob file
+    /// db.put(b"small", b"v")?; // in the tree
+    /// assert_eq!(db.get(b"big")?.map(|v| v.len()), Some(10_000));
+    /// # Ok(()) }
+    /// ```
+    pub blob_threshold: Option<usize>,
 }
 
 impl Default for Options {
@@ -122,6 +144,7 @@ impl Default for Options {
             reuse_logs: false,
             filter_policy: None,
             concurrent_memtable_writes: false,
+            blob_threshold: None,
         }
     }
 }
@@ -151,6 +174,7 @@ impl std::fmt::Debug for Options {
                 "concurrent_memtable_writes",
                 &self.concurrent_memtable_writes,
             )
+            .field("blob_threshold", &self.blob_threshold)
             .finish()
     }
 }

@@ -29,6 +29,7 @@ pub const VERSION: u32 = 1;
 /// The length of the file header.
 pub const HEADER_LEN: usize = 12;
 /// The most bytes a record takes before its key: CRC and two varint32s.
+#[cfg(test)]
 pub const MAX_RECORD_PREFIX: usize = 4 + 5 + 5;
 
 /// The file header.

@@ -12,11 +12,18 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use crate::comparator::Comparator;
 use crate::env::{FileSystem, RandomAccessFile};
 use crate::error::{Error, Result};
 use crate::filename::blob_file_name;
 
 use super::format::{check_header, decode_record, BlobPointer, HEADER_LEN};
+
+impl crate::iter::db_iter::BlobResolver for BlobCache {
+    fn resolve(&self, user_key: &[u8], pointer: &[u8], out: &mut Vec<u8>) -> Result<()> {
+        self.read_value(user_key, pointer, out)
+    }
+}
 
 /// Open blob files kept at most; beyond, the cache starts over.
 const MAX_OPEN_BLOB_FILES: usize = 64;
@@ -32,15 +39,18 @@ struct OpenFile {
 pub struct BlobCache {
     fs: Arc<dyn FileSystem>,
     dir: PathBuf,
+    /// Tells whether a record's key is the key looked up.
+    comparator: Arc<dyn Comparator>,
     open: Mutex<HashMap<u64, OpenFile>>,
 }
 
 impl BlobCache {
     /// A cache for the blob files of `dir`.
-    pub fn new(fs: Arc<dyn FileSystem>, dir: &Path) -> BlobCache {
+    pub fn new(fs: Arc<dyn FileSystem>, dir: &Path, comparator: Arc<dyn Comparator>) -> BlobCache {
         BlobCache {
             fs,
             dir: dir.to_path_buf(),
+            comparator,
             open: Mutex::new(HashMap::new()),
         }
     }
@@ -83,7 +93,7 @@ impl BlobCache {
             )));
         }
         let (key, value) = decode_record(out).map_err(|e| e.in_file(&path, Some(p.offset)))?;
-        if key != user_key {
+        if self.comparator.compare(key, user_key) != std::cmp::Ordering::Equal {
             return Err(at(format!(
                 "blob record holds key \"{}\", not \"{}\"",
                 key.escape_ascii(),
@@ -159,7 +169,11 @@ mod tests {
     #[test]
     fn written_records_read_back_while_the_file_grows() {
         let (fs, dir) = setup();
-        let cache = BlobCache::new(fs.clone(), &dir);
+        let cache = BlobCache::new(
+            fs.clone(),
+            &dir,
+            Arc::new(crate::comparator::BytewiseComparator),
+        );
         let mut w = BlobWriter::create(&*fs, &dir, 9).unwrap();
         let mut pointers = Vec::new();
         for i in 0..20u32 {
@@ -200,14 +214,22 @@ mod tests {
             assert_eq!(file, &path, "{e}");
             assert_eq!(*at, offset, "{e}");
         };
-        let cache = BlobCache::new(fs.clone(), &dir);
+        let cache = BlobCache::new(
+            fs.clone(),
+            &dir,
+            Arc::new(crate::comparator::BytewiseComparator),
+        );
         let mut out = Vec::new();
         // Each byte of the record damaged.
         for i in p.offset..p.offset + p.len {
             let mut bad = good.clone();
             bad[i as usize] ^= 0x10;
             write_file_sync(&*fs, &path, &bad).unwrap();
-            let cache = BlobCache::new(fs.clone(), &dir);
+            let cache = BlobCache::new(
+                fs.clone(),
+                &dir,
+                Arc::new(crate::comparator::BytewiseComparator),
+            );
             check(
                 cache.read_value(b"b", &enc(p), &mut out).unwrap_err(),
                 Some(p.offset),
@@ -237,7 +259,11 @@ mod tests {
         );
         // A torn tail.
         write_file_sync(&*fs, &path, &good[..good.len() - 3]).unwrap();
-        let cache = BlobCache::new(fs.clone(), &dir);
+        let cache = BlobCache::new(
+            fs.clone(),
+            &dir,
+            Arc::new(crate::comparator::BytewiseComparator),
+        );
         assert!(cache
             .read_value(b"b", &enc(p), &mut out)
             .unwrap_err()
@@ -246,7 +272,11 @@ mod tests {
         let mut bad = good.clone();
         bad[1] ^= 1;
         write_file_sync(&*fs, &path, &bad).unwrap();
-        let cache = BlobCache::new(fs.clone(), &dir);
+        let cache = BlobCache::new(
+            fs.clone(),
+            &dir,
+            Arc::new(crate::comparator::BytewiseComparator),
+        );
         check(
             cache.read_value(b"b", &enc(p), &mut out).unwrap_err(),
             Some(0),

@@ -59,11 +59,6 @@ impl BlobWriter {
         self.len
     }
 
-    /// True when only the header was written.
-    pub fn is_empty(&self) -> bool {
-        self.len == HEADER_LEN as u64
-    }
-
     /// Appends the record of `key` and `value` (buffered: see
     /// [`BlobWriter::flush`]) and returns its pointer.
     pub fn add(&mut self, key: &[u8], value: &[u8]) -> Result<BlobPointer> {

@@ -3,8 +3,10 @@
 //! tables.
 
 use std::cmp::Ordering;
+use std::collections::BTreeSet;
 use std::path::Path;
 
+use crate::blob::format::BlobPointer;
 use crate::error::{Error, Result};
 use crate::filename::table_file_name;
 use crate::iter::InternalIterator;
@@ -50,6 +52,8 @@ pub struct Output {
     builder: TableBuilder,
     smallest: Vec<u8>,
     largest: Vec<u8>,
+    /// The blob files the table's pointers lead into.
+    blob_files: BTreeSet<u64>,
 }
 
 /// The merge loop: copies the entries of `input` into output tables at
@@ -79,6 +83,7 @@ pub fn merge<H: JobHost>(
             finish_output(host, current, outputs)?;
         }
         let mut drop = false;
+        let mut blob = false;
         match parse_internal_key(key) {
             None => {
                 // Keep corrupt keys; do not hide anything behind them.
@@ -105,6 +110,7 @@ pub fn merge<H: JobHost>(
                     drop = true;
                 }
                 last_sequence_for_key = p.sequence;
+                blob = p.value_type == ValueType::BlobIndex;
             }
         }
         if !drop {
@@ -118,6 +124,18 @@ pub fn merge<H: JobHost>(
                 }
                 out.largest.clear();
                 out.largest.extend_from_slice(key);
+                if blob {
+                    // Pointers are copied as they are; the table keeps
+                    // their blob files alive.
+                    let p = BlobPointer::decode(input.value()).map_err(|e| {
+                        Error::corruption(
+                            host.dir(),
+                            None,
+                            format!("compaction met a bad blob pointer: {e}"),
+                        )
+                    })?;
+                    out.blob_files.insert(p.file);
+                }
                 out.builder.add(key, input.value())?;
                 if out.builder.file_size() >= c.max_output_file_size() {
                     finish_output(host, current, outputs)?;
@@ -162,6 +180,7 @@ fn open_output<H: JobHost>(host: &H, c: &Compaction) -> Result<Output> {
         builder: TableBuilder::new(table_options, file),
         smallest: Vec::new(),
         largest: Vec::new(),
+        blob_files: BTreeSet::new(),
     })
 }
 
@@ -184,12 +203,14 @@ fn finish_output<H: JobHost>(
     let size = out.builder.finish()?;
     // Verify that the table is usable.
     host.table_cache().table(out.number, size)?;
-    outputs.push(FileMetaData::new(
+    let mut meta = FileMetaData::new(
         out.number,
         size,
         InternalKey::from_encoded(out.smallest),
         InternalKey::from_encoded(out.largest),
-    ));
+    );
+    meta.blob_files = out.blob_files.into_iter().collect();
+    outputs.push(meta);
     Ok(())
 }
 

@@ -20,7 +20,7 @@ use crate::compaction::Compaction;
 use crate::db::builder::build_table;
 use crate::db::core::{panic_message, DbInner, ManualCompaction, State};
 use crate::error::{Error, Result};
-use crate::filename::{parse_file_name, FileType};
+use crate::filename::{blob_file_name, parse_file_name, FileType};
 use crate::keys::{
     extract_user_key, InternalKey, InternalKeyComparator, ValueType, MAX_SEQUENCE_NUMBER,
     VALUE_TYPE_FOR_SEEK,
@@ -226,6 +226,8 @@ impl DbInner {
         // disk once more). Done before `imm` is cleared, so that no memtable
         // switch can put a newer log in its place meanwhile.
         drop(self.prev_log.lock().take());
+        drop(self.prev_blob.lock().take());
+        st.imm_blob = None;
         st.imm = None;
         self.has_imm.store(false, AtomicOrdering::Release);
         self.install_super_version(st);
@@ -257,14 +259,19 @@ impl DbInner {
         st.pending_outputs.insert(number);
         let meta = MutexGuard::unlocked(st, || {
             let mut it = mem.iter();
-            build_table(
+            let meta = build_table(
                 &self.dir,
                 &self.options,
                 &table_options,
                 &self.table_cache,
                 &mut it,
                 number,
-            )
+            )?;
+            // The log the memtable came from is deleted once the table is
+            // installed: the blob records its pointers lead to must be
+            // durable first.
+            self.sync_blob_files(&meta.blob_files)?;
+            Ok(meta)
         });
         // On success the number stays pending until the caller's version
         // edit is installed: the MANIFEST write runs unlocked, and until then
@@ -288,6 +295,39 @@ impl DbInner {
             edit.new_files.push((level as u32, meta));
         }
         Ok(number)
+    }
+
+    /// Makes blob files `numbers` durable: the replaced memtable's through
+    /// its writer (then closed), any other (one a recovered log pointed
+    /// into) by opening it to sync it.
+    pub(crate) fn sync_blob_files(&self, numbers: &[u64]) -> Result<()> {
+        for &number in numbers {
+            let mut prev = self.prev_blob.lock();
+            if let Some(w) = prev.as_mut().filter(|w| w.number() == number) {
+                w.finish()
+                    .map_err(|e| crate::db::core::blob_error(number, w.path(), e))?;
+                *prev = None;
+                continue;
+            }
+            drop(prev);
+            if self
+                .blob
+                .lock()
+                .as_ref()
+                .is_some_and(|w| w.number() == number)
+            {
+                // Only a memtable's own flush points into its blob file, and
+                // the memtable being flushed is never the current one.
+                return Err(Error::Background(format!(
+                    "a table points into blob file #{number} of the current memtable"
+                )));
+            }
+            let path = blob_file_name(&self.dir, number);
+            let mut f = self.options.fs.new_appendable_file(&path)?;
+            f.sync()?;
+            f.close()?;
+        }
+        Ok(())
     }
 
     fn do_compaction_work(&self, st: &mut MutexGuard<'_, State>, c: &mut Compaction) -> Result<()> {
@@ -352,6 +392,9 @@ impl DbInner {
             return;
         }
         let live = st.versions.live_files_all_versions();
+        let mut live_blobs = st.versions.live_blob_files_all_versions();
+        live_blobs.extend(st.mem_blob);
+        live_blobs.extend(st.imm_blob);
         let Ok(names) = self.options.fs.children(&self.dir) else {
             return;
         };
@@ -367,9 +410,10 @@ impl DbInner {
                 FileType::Descriptor => number >= st.versions.manifest_file_number,
                 FileType::Table => live.contains(&number) || st.pending_outputs.contains(&number),
                 FileType::Temp => st.pending_outputs.contains(&number),
-                FileType::Current | FileType::DbLock | FileType::InfoLog | FileType::BlobFile => {
-                    true
+                FileType::BlobFile => {
+                    live_blobs.contains(&number) || st.pending_outputs.contains(&number)
                 }
+                FileType::Current | FileType::DbLock | FileType::InfoLog => true,
             };
             if !keep {
                 doomed.push((name, number, t));
@@ -382,6 +426,9 @@ impl DbInner {
             for (name, number, t) in doomed {
                 if t == FileType::Table {
                     self.table_cache.evict(number);
+                }
+                if t == FileType::BlobFile {
+                    self.blob_cache.evict(number);
                 }
                 self.info_log.log(&format!("delete type={t:?} #{number}"));
                 let _ = self.options.fs.remove_file(&self.dir.join(&name));
