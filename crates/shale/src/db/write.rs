@@ -290,10 +290,11 @@ impl DbInner {
         let mut synced_dir_for = log_number;
         if let Some(threshold) = self.options.blob_threshold {
             match self.separate_values(&record, threshold, sync) {
-                Ok(None) => {}
-                Ok(Some((small, blob_number))) => {
-                    record = small;
-                    synced_dir_for = synced_dir_for.max(blob_number);
+                Ok((small, blob_number)) => {
+                    if let Some(small) = small {
+                        record = small;
+                    }
+                    synced_dir_for = synced_dir_for.max(blob_number.unwrap_or(0));
                 }
                 Err(e) => {
                     // The blob file's length is unknown now: as for the log,
@@ -342,15 +343,17 @@ impl DbInner {
 
     /// Writes the values of `record` of at least `threshold` bytes to the
     /// memtable's blob file (creating it first if needed) and returns a copy
-    /// of the record with blob pointers in their place, and the blob file's
-    /// number; `None` when no value is that large. The file is flushed, and
-    /// with `sync` synced. Called by the owner of the write path.
+    /// of the record with blob pointers in their place (`None` when no value
+    /// is that large), and the number of the memtable's blob file, if it has
+    /// one. The file is flushed, and with `sync` synced (even when this
+    /// group wrote nothing to it: the writes before it did; its directory
+    /// entry is the caller's to sync). Called by the owner of the write path.
     fn separate_values(
         &self,
         record: &WriteBatch,
         threshold: usize,
         sync: bool,
-    ) -> Result<Option<(WriteBatch, u64)>> {
+    ) -> Result<(Option<WriteBatch>, Option<u64>)> {
         let large = |t: ValueType, value: &[u8]| t == ValueType::Value && value.len() >= threshold;
         let mut any = false;
         record.for_each(|t, _, value| {
@@ -358,7 +361,17 @@ impl DbInner {
             Ok(())
         })?;
         if !any {
-            return Ok(None);
+            let mut guard = self.blob.lock();
+            let Some(blob) = guard.as_mut() else {
+                return Ok((None, None));
+            };
+            if sync {
+                // A synchronous write makes the writes before it durable
+                // too, and their values may be in the blob file.
+                blob.sync()
+                    .map_err(|e| blob_error(blob.number(), blob.path(), e))?;
+            }
+            return Ok((None, Some(blob.number())));
         }
         if self.blob.lock().is_none() {
             let mut st = self.state.lock();
@@ -405,7 +418,7 @@ impl DbInner {
             return Err(blob_error(blob.number(), blob.path(), e));
         }
         self.blob_bytes.store(blob.len(), Ordering::Relaxed);
-        Ok(Some((small, blob.number())))
+        Ok((Some(small), Some(blob.number())))
     }
 
     /// Appends the group's record to the current log (number `log_number`).
