@@ -121,6 +121,22 @@ pub struct Options {
     /// # Ok(()) }
     /// ```
     pub blob_threshold: Option<usize>,
+    /// Garbage collection of blob files by age (RocksDB's `blob_garbage_collection_age_cutoff`):
+    /// a compaction that meets a pointer into one of the oldest `blob_gc_age_cutoff` of the live
+    /// blob files (a fraction, by file number, rounded down) copies the value into a blob file
+    /// of its own and keeps the new pointer, so that old blob files stop being pointed into and
+    /// are deleted. 0 turns it off (values of overwritten and deleted keys then stay on disk as
+    /// long as anything else in their blob file lives). Default: 0.25.
+    ///
+    /// ```
+    /// let options = shale::Options {
+    ///     blob_threshold: Some(4096),
+    ///     blob_gc_age_cutoff: 0.5,
+    ///     ..Default::default()
+    /// };
+    /// assert!(options.blob_gc_age_cutoff > 0.25);
+    /// ```
+    pub blob_gc_age_cutoff: f64,
 }
 
 impl Default for Options {
@@ -145,6 +161,7 @@ impl Default for Options {
             filter_policy: None,
             concurrent_memtable_writes: false,
             blob_threshold: None,
+            blob_gc_age_cutoff: 0.25,
         }
     }
 }
@@ -175,6 +192,7 @@ impl std::fmt::Debug for Options {
                 &self.concurrent_memtable_writes,
             )
             .field("blob_threshold", &self.blob_threshold)
+            .field("blob_gc_age_cutoff", &self.blob_gc_age_cutoff)
             .finish()
     }
 }

@@ -364,3 +364,91 @@ fn repair_keeps_blob_backed_values() {
         check(&db, &model, &ReadOptions::default());
     }
 }
+
+fn blob_numbers(fs: &MemFs) -> Vec<u64> {
+    blob_files(fs)
+        .iter()
+        .map(|n| n.trim_end_matches(".blob").parse().unwrap())
+        .collect()
+}
+
+/// Writes keys 0..300 once, then overwrites five in six of them four times
+/// (so that compactions of any key range meet values of the first round
+/// still live); returns the model and the last blob file of the first round.
+fn old_and_new(db: &Db, fs: &MemFs) -> (BTreeMap<Vec<u8>, Vec<u8>>, u64) {
+    let mut model = BTreeMap::new();
+    for n in 0..300u32 {
+        let v = value(n, 0, 300);
+        db.put(&key(n), &v).unwrap();
+        model.insert(key(n), v);
+    }
+    db.compact_range(None, None).unwrap();
+    let first_round_last = *blob_numbers(fs).last().unwrap();
+    for round in 1..5u32 {
+        for n in (0..300u32).filter(|n| n % 6 != 0) {
+            let v = value(n, round, 300);
+            db.put(&key(n), &v).unwrap();
+            model.insert(key(n), v);
+        }
+    }
+    (model, first_round_last)
+}
+
+/// Garbage collection: compactions move the values still live in the
+/// oldest blob files into new ones, so that the old files, which hold
+/// mostly overwritten values, are deleted; every key (and a snapshot's
+/// view) still reads back. Without it (cutoff 0) the first blob files stay
+/// as long as a few of their values live.
+#[test]
+fn gc_deletes_old_blob_files_after_overwrites_and_compactions() {
+    for cutoff in [0.25, 0.0] {
+        let fs = MemFs::new();
+        let opts = Options {
+            blob_gc_age_cutoff: cutoff,
+            ..options(&fs, Some(THRESHOLD))
+        };
+        let db = Db::open("/db", opts.clone()).unwrap();
+        let (model, first_round_last) = old_and_new(&db, &fs);
+        // A snapshot of the current state, kept through the compactions.
+        let snap = db.snapshot();
+        let snap_model = model.clone();
+        let mut model = model;
+        for n in (0..300u32).step_by(5) {
+            db.put(&key(n), &value(n, 9, 300)).unwrap();
+            model.insert(key(n), value(n, 9, 300));
+        }
+        // Compactions over the whole key range, with some new writes each
+        // time (garbage collection rides on compactions).
+        for i in 0..8u32 {
+            for n in (i..300).step_by(7) {
+                let v = value(n, 10 + i, 300);
+                db.put(&key(n), &v).unwrap();
+                model.insert(key(n), v);
+            }
+            db.compact_range(None, None).unwrap();
+        }
+        let at_snap = ReadOptions {
+            snapshot: Some(&snap),
+            ..Default::default()
+        };
+        check(&db, &model, &ReadOptions::default());
+        check(&db, &snap_model, &at_snap);
+        let old_left = blob_numbers(&fs)
+            .into_iter()
+            .filter(|&n| n <= first_round_last)
+            .count();
+        if cutoff > 0.0 {
+            assert_eq!(old_left, 0, "old blob files left: {:?}", blob_numbers(&fs));
+            let stats = db.property("shale.blob-stats").unwrap();
+            let files = format!("files: {}\n", blob_numbers(&fs).len());
+            assert!(stats.starts_with(&files), "{stats} vs {files}");
+            assert!(!stats.ends_with("gc moved values: 0\n"), "{stats}");
+        } else {
+            assert!(old_left > 0, "without gc the first blob files stay");
+        }
+        drop(snap);
+        drop(db);
+        let db = Db::open("/db", opts).unwrap();
+        check(&db, &model, &ReadOptions::default());
+    }
+}

@@ -69,6 +69,10 @@ impl JobHost for DbInner {
         Ok(())
     }
 
+    fn blob_cache(&self) -> &crate::blob::reader::BlobCache {
+        &self.blob_cache
+    }
+
     fn new_output_number(&self) -> u64 {
         let mut st = self.state.lock();
         let n = st.versions.new_file_number();
@@ -297,6 +301,27 @@ impl DbInner {
         Ok(number)
     }
 
+    /// The blob files a compaction starting now collects: the oldest
+    /// `blob_gc_age_cutoff` of those the current version's tables point
+    /// into (by number, rounded down).
+    fn blob_files_to_collect(&self, st: &State) -> std::collections::BTreeSet<u64> {
+        let cutoff = self.options.blob_gc_age_cutoff;
+        // (NaN and negative cutoffs collect nothing.)
+        if cutoff.is_nan() || cutoff <= 0.0 {
+            return Default::default();
+        }
+        let live: std::collections::BTreeSet<u64> = st
+            .versions
+            .current()
+            .files
+            .iter()
+            .flatten()
+            .flat_map(|f| f.blob_files.iter().copied())
+            .collect();
+        let n = (live.len() as f64 * cutoff.min(1.0)) as usize;
+        live.into_iter().take(n).collect()
+    }
+
     /// Makes blob files `numbers` durable: the replaced memtable's through
     /// its writer (then closed), any other (one a recovered log pointed
     /// into) by opening it to sync it.
@@ -340,6 +365,7 @@ impl DbInner {
             c.level + 1
         ));
         let smallest_snapshot = self.snapshots.oldest().unwrap_or(st.versions.last_sequence);
+        c.gc_blob_files = self.blob_files_to_collect(st);
         let mut input = st.versions.make_input_iterator(c);
         let mut outputs: Vec<FileMetaData> = Vec::new();
         let mut current: Option<job::Output> = None;
@@ -358,7 +384,19 @@ impl DbInner {
         for o in &outputs {
             c.edit.new_files.push(((c.level + 1) as u32, o.clone()));
         }
+        // The copied values are durable before the tables that point to
+        // them are installed (the edit's directory sync covers the file's
+        // name), and the old copies go once nothing points to them.
+        let gc = MutexGuard::unlocked(st, || job::finish_gc_blob(self, c, result.is_ok()));
         result?;
+        gc?;
+        if c.gc_values > 0 {
+            st.blob_gc_values += c.gc_values;
+            self.info_log.log(&format!(
+                "compaction moved {} values out of old blob files",
+                c.gc_values
+            ));
+        }
 
         // Sizes of input files come from the MANIFEST: add without overflow.
         let bytes_read = c.inputs.iter().flatten().map(|f| f.file_size);

@@ -215,6 +215,8 @@ pub(crate) struct State {
     pub(crate) mem_blob: Option<u64>,
     /// The blob file of the immutable memtable, until its table is installed.
     pub(crate) imm_blob: Option<u64>,
+    /// Values garbage collection moved to new blob files since the open.
+    pub(crate) blob_gc_values: u64,
 }
 
 /// Shared between the handle, the writers and the background thread.
@@ -388,6 +390,7 @@ impl Db {
             ingesting: false,
             mem_blob: None,
             imm_blob: None,
+            blob_gc_values: 0,
         };
         let blob_cache = Arc::new(BlobCache::new(fs.clone(), &dir, options.comparator.clone()));
         let inner = Arc::new(DbInner {
