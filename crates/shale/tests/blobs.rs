@@ -452,3 +452,79 @@ fn gc_deletes_old_blob_files_after_overwrites_and_compactions() {
         check(&db, &model, &ReadOptions::default());
     }
 }
+
+/// A blob file made after the MANIFEST's last edit (its number at or past
+/// the MANIFEST's next file number), pointed into by a log: recovery keeps
+/// its number from being handed out again, so no later file replaces it.
+#[test]
+fn recovery_never_reuses_the_number_of_a_blob_file_a_log_points_into() {
+    use shale::internals::{
+        blob_file_header, blob_record_prefix, descriptor_file_name, set_current_file, LogWriter,
+        VersionEdit,
+    };
+    let fs = MemFs::new();
+    let dir = Path::new("/db");
+    fs.create_dir_all(dir).unwrap();
+    let edit = VersionEdit {
+        comparator: Some("leveldb.BytewiseComparator".into()),
+        log_number: Some(0),
+        next_file_number: Some(2),
+        last_sequence: Some(0),
+        ..Default::default()
+    };
+    let mut record = Vec::new();
+    edit.encode(&mut record);
+    let mut w = LogWriter::new(fs.new_writable_file(&descriptor_file_name(dir, 1)).unwrap());
+    w.add_record(&record).unwrap();
+    w.close().unwrap();
+    set_current_file(&fs, dir, 1).unwrap();
+
+    // Blob files 6 to 9 each hold the value of a key a batch in log 3
+    // points to. (Recovery hands out the next numbers to its table, new log
+    // and MANIFEST; the first blob file after it would take one of these.)
+    let value = self::value(1, 0, 5000);
+    let mut batch = Vec::new();
+    batch.extend_from_slice(&1u64.to_le_bytes());
+    batch.extend_from_slice(&4u32.to_le_bytes());
+    for file in 6u8..10 {
+        let k = [b'k', b'0' + file];
+        let mut rec = Vec::new();
+        blob_record_prefix(&k, &value, &mut rec);
+        rec.extend_from_slice(&k);
+        rec.extend_from_slice(&value);
+        let mut blob = blob_file_header().to_vec();
+        blob.extend_from_slice(&rec);
+        write_file_sync(&fs, &dir.join(format!("00000{file}.blob")), &blob).unwrap();
+        batch.push(0x11);
+        batch.push(2);
+        batch.extend_from_slice(&k);
+        // The pointer: the file, offset 12, the record's length (a
+        // two-byte varint).
+        let pointer = [
+            file,
+            12,
+            (rec.len() & 0x7f) as u8 | 0x80,
+            (rec.len() >> 7) as u8,
+        ];
+        batch.push(pointer.len() as u8);
+        batch.extend_from_slice(&pointer);
+    }
+    let mut log = LogWriter::new(fs.new_writable_file(&dir.join("000003.log")).unwrap());
+    log.add_record(&batch).unwrap();
+    log.close().unwrap();
+    let keys: Vec<Vec<u8>> = (6u8..10).map(|f| vec![b'k', b'0' + f]).collect();
+
+    let db = Db::open(dir, options(&fs, Some(THRESHOLD))).unwrap();
+    for k in &keys {
+        assert_eq!(db.get(k).unwrap().as_ref(), Some(&value));
+    }
+    for n in 0..5u32 {
+        db.put(&key(n), &self::value(n, 1, 3000)).unwrap();
+    }
+    db.compact_range(None, None).unwrap();
+    drop(db);
+    let db = Db::open(dir, options(&fs, None)).unwrap();
+    for k in &keys {
+        assert_eq!(db.get(k).unwrap().as_ref(), Some(&value), "{k:?}");
+    }
+}

@@ -65,7 +65,11 @@ impl DbInner {
                 expected.remove(&number);
                 // (Numbers beyond any we hand out cannot collide; a stray one
                 // must not exhaust the numbers.)
-                if matches!(t, FileType::Table | FileType::Temp) && number <= MAX_FILE_NUMBER {
+                // Blob files too: the logs may point into one made after the
+                // MANIFEST's last edit, which a new file must not replace.
+                if matches!(t, FileType::Table | FileType::Temp | FileType::BlobFile)
+                    && number <= MAX_FILE_NUMBER
+                {
                     highest_table = highest_table.max(Some(number));
                 }
                 if t == FileType::Log && (number >= min_log || number == prev_log) {
