@@ -104,7 +104,9 @@ pub struct Options {
     /// it instead, so that compactions do not copy it. `None` (the default) keeps every value in
     /// the tree, and the database byte-for-byte LevelDB-compatible. A database opened once
     /// with it set is marked as using blob files in its MANIFEST, which LevelDB then refuses to
-    /// open; Shale reads it whatever this option says.
+    /// open; Shale reads it whatever this option says. With it set, the leader of a write group
+    /// inserts the whole group, so `concurrent_memtable_writes` has no effect; bulk loads
+    /// (`Db::bulk_loader`) keep their values in their tables.
     ///
     /// ```
     /// # fn main() -> shale::Result<()> {
