@@ -154,6 +154,8 @@ pub struct EngineConfig {
     pub mmap_read: bool,
     /// Shale: writers insert into the memtable in parallel.
     pub concurrent_memtable_writes: bool,
+    /// Shale: values of at least this many bytes go to blob files.
+    pub blob_threshold: Option<usize>,
 }
 
 impl EngineConfig {
@@ -175,6 +177,7 @@ impl EngineConfig {
             wt_log: flags.wt_log,
             mmap_read: flags.mmap_read,
             concurrent_memtable_writes: flags.concurrent_memtable_writes,
+            blob_threshold: (flags.blob_threshold > 0).then_some(flags.blob_threshold as usize),
             kyoto_zcomp: flags.kyoto_zcomp.clone(),
             lmdb_map_size: flags.lmdb_map_size,
         }

@@ -166,6 +166,10 @@ pub struct Flags {
     /// parallel (`Options::concurrent_memtable_writes`, RocksDB db_bench's
     /// `--allow_concurrent_memtable_write`).
     pub concurrent_memtable_writes: bool,
+    /// Shale: values of at least this many bytes go to blob files
+    /// (`Options::blob_threshold`); 0: off. Other engines ignore it, saying
+    /// so.
+    pub blob_threshold: u64,
 }
 
 impl Default for Flags {
@@ -208,6 +212,7 @@ impl Default for Flags {
             duration: 0,
             mmap_read: true,
             concurrent_memtable_writes: false,
+            blob_threshold: 0,
         }
     }
 }
@@ -406,6 +411,7 @@ where
             "duration" => f.duration = int_in(arg, value, 0, 86_400 * 365)? as u64,
             "mmap_read" => f.mmap_read = boolean(arg, value)?,
             "concurrent_memtable_writes" => f.concurrent_memtable_writes = boolean(arg, value)?,
+            "blob_threshold" => f.blob_threshold = int_in(arg, value, 0, I32_MAX)? as u64,
             _ => return Err(FlagError::Invalid(format!("unknown flag '{arg}'"))),
         }
     }
@@ -507,6 +513,10 @@ pub fn usage() -> String {
         (
             "concurrent_memtable_writes",
             "0 (shale: writers insert into the memtable in parallel, as RocksDB's --allow_concurrent_memtable_write)".into(),
+        ),
+        (
+            "blob_threshold",
+            "0 (shale: values of at least this many bytes go to blob files; 0: off)".into(),
         ),
     ];
     for (name, default) in ours {

@@ -113,3 +113,62 @@ fn leveldb_refuses_zstd_and_lz4() {
         "{out}"
     );
 }
+
+/// `--blob_threshold`: Shale writes the large values of fill100K to blob
+/// files and reads them back; another engine says the flag does not apply.
+#[test]
+fn blob_threshold_separates_values_in_shale_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("db");
+    let out = Command::new(env!("CARGO_BIN_EXE_db_bench"))
+        .args([
+            "--engine=shale",
+            "--blob_threshold=4096",
+            "--benchmarks=fill100K,readseq",
+            "--num=2000",
+            "--progress=0",
+        ])
+        .arg(format!("--db={}", db.display()))
+        .output()
+        .expect("run db_bench");
+    let stdout = stdout_ok(&out, "shale --blob_threshold");
+    assert!(
+        stdout.contains("Setting:    shale.blob_threshold = 4096 bytes"),
+        "{stdout}"
+    );
+    let blobs = std::fs::read_dir(&db)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".blob")
+        })
+        .count();
+    assert!(blobs > 0, "no blob file in {}", db.display());
+
+    let other = available_engines()
+        .into_iter()
+        .find(|&e| e != EngineKind::Shale);
+    if let Some(engine) = other {
+        let dir = tempfile::tempdir().unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_db_bench"))
+            .args([
+                &format!("--engine={}", engine.name()),
+                "--blob_threshold=4096",
+                "--benchmarks=fillseq",
+                "--num=100",
+                "--progress=0",
+            ])
+            .arg(format!("--db={}", dir.path().join("db").display()))
+            .output()
+            .expect("run db_bench");
+        let stdout = stdout_ok(&out, engine.name());
+        assert!(
+            stdout.contains("--blob_threshold does not apply"),
+            "{}: {stdout}",
+            engine.name()
+        );
+    }
+}

@@ -82,6 +82,7 @@ fn every_flag_is_accepted() {
         "--iter_ops=5000",
         "--pause_ms=250",
         "--concurrent_memtable_writes=1",
+        "--blob_threshold=4096",
     ]);
     assert_eq!(f.benchmarks, ["fillseq", "readrandom"]);
     assert_eq!(
@@ -113,6 +114,7 @@ fn every_flag_is_accepted() {
     assert!(f.sync);
     assert_eq!((f.iterations, f.iter_ops, f.pause_ms), (20, 5000, 250));
     assert!(f.concurrent_memtable_writes);
+    assert_eq!(f.blob_threshold, 4096);
 }
 
 #[test]
@@ -155,6 +157,7 @@ fn bad_values_are_errors() {
         "--duration=1.5",
         "--mmap_read=2",
         "--concurrent_memtable_writes=2",
+        "--blob_threshold=-1",
         "--num=3000000000",
         "--num=10x",
         "--threads=0",

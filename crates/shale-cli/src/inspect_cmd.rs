@@ -76,13 +76,14 @@ pub fn dump(file: &Path, entries: bool, format: DumpFormat) -> CliResult<i32> {
         FileKind::Table => dump_table(file, entries, &mut out),
         FileKind::Manifest => dump_manifest(file, &mut out),
         FileKind::Current => dump_current(file, &mut out),
+        FileKind::Blob => dump_blob(file, entries, &mut out),
         FileKind::InfoLog => {
             let text = std::fs::read(file).map_err(|e| open::io_error(file, e))?;
             out.text(String::from_utf8_lossy(&text))?;
             Ok(0)
         }
         _ => Err(CliError::error(format!(
-            "{}: not a database file by its name (NNNNNN.log, NNNNNN.ldb, NNNNNN.sst, MANIFEST-NNNNNN, CURRENT)",
+            "{}: not a database file by its name (NNNNNN.log, NNNNNN.ldb, NNNNNN.sst, NNNNNN.blob, MANIFEST-NNNNNN, CURRENT)",
             file.display()
         ))),
     };
@@ -99,6 +100,35 @@ fn with_verdict(r: CliResult<i32>, damaged: bool) -> CliResult<i32> {
         Ok(_) if damaged => Ok(exit::NEGATIVE),
         other => other,
     }
+}
+
+/// A blob file: each record's offset, length, key and value length.
+fn dump_blob(file: &Path, entries: bool, out: &mut Out) -> CliResult<i32> {
+    out.text(format!("blob file {}", file.display()))?;
+    let (records, damaged) = match inspect::blob_records(file) {
+        Ok(r) => (r, None),
+        Err(e) => (Vec::new(), Some(e)),
+    };
+    if let Some(e) = &damaged {
+        out.text(format!("DAMAGED: {e}"))?;
+        out.json(json!({"type": "damage", "reason": e.to_string()}))?;
+    }
+    for r in &records {
+        if entries {
+            out.text(format!(
+                "@{} record of {} bytes: '{}' => value of {} bytes",
+                r.offset,
+                r.len,
+                escape(&r.key),
+                r.value_len
+            ))?;
+        }
+        let mut o = json!({"type": "blob_record", "offset": r.offset, "bytes": r.len, "value_bytes": r.value_len});
+        bytes_field(&mut o, "key", &r.key);
+        out.json(o)?;
+    }
+    out.text(format!("{} records", records.len()))?;
+    Ok(if damaged.is_some() { exit::NEGATIVE } else { 0 })
 }
 
 fn dump_log(file: &Path, entries: bool, out: &mut Out) -> CliResult<i32> {
@@ -147,12 +177,22 @@ fn dump_log(file: &Path, entries: bool, out: &mut Out) -> CliResult<i32> {
                                     UpdateKind::Delete => {
                                         out.text(format!("  del '{}' @ {seq}", escape(&u.key)))?
                                     }
+                                    UpdateKind::PutBlob => out.text(format!(
+                                        "  put '{}' => blob pointer '{}' @ {seq}",
+                                        escape(&u.key),
+                                        escape(&u.value)
+                                    ))?,
                                 }
                             }
                             if out.json && entries {
-                                let mut o = json!({"op": if u.kind == UpdateKind::Put {"put"} else {"delete"}, "sequence": seq});
+                                let op = match u.kind {
+                                    UpdateKind::Put => "put",
+                                    UpdateKind::PutBlob => "put_blob",
+                                    UpdateKind::Delete => "delete",
+                                };
+                                let mut o = json!({"op": op, "sequence": seq});
                                 bytes_field(&mut o, "key", &u.key);
-                                if u.kind == UpdateKind::Put {
+                                if u.kind != UpdateKind::Delete {
                                     bytes_field(&mut o, "value", &u.value);
                                 }
                                 ups.push(o);
@@ -421,7 +461,11 @@ pub fn check(db: &Path, json_out: bool, progress: ProgressMode) -> CliResult<i32
         .filter(|e| {
             matches!(
                 inspect::file_kind(&e.path()),
-                FileKind::Log | FileKind::Table | FileKind::Manifest | FileKind::Current
+                FileKind::Log
+                    | FileKind::Table
+                    | FileKind::Manifest
+                    | FileKind::Current
+                    | FileKind::Blob
             )
         })
         .filter_map(|e| e.metadata().ok().map(|m| m.len()))

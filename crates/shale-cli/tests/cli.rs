@@ -1188,3 +1188,63 @@ fn damage_found_keeps_its_exit_code_when_the_output_is_closed() {
         assert_eq!(stderr, "", "shale {args:?} said something on a closed pipe");
     }
 }
+
+/// A database with blob files (value separation): `get` reads separated
+/// values, `dump` decodes blob files and logs' blob pointers, `check`
+/// passes it and finds a damaged blob file.
+#[test]
+fn blob_databases_are_read_dumped_and_checked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let path = tmp.path().join("blobs");
+    let big = |i: u32| format!("{i:04}-").repeat(60).into_bytes();
+    {
+        let db = shale::Db::open(
+            &path,
+            shale::Options {
+                create_if_missing: true,
+                blob_threshold: Some(100),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        for i in 0..300 {
+            db.put(&key(i), &big(i)).unwrap();
+        }
+        db.compact_range(None, None).unwrap();
+        db.put(b"in-the-log", &big(9999)).unwrap();
+    }
+    shale()
+        .arg("get")
+        .arg(&path)
+        .arg("key000007")
+        .assert()
+        .success()
+        .stdout(format!("{}\n", String::from_utf8(big(7)).unwrap()));
+    let blob = files(&path, "blob").remove(0);
+    shale()
+        .arg("dump")
+        .arg(&blob)
+        .assert()
+        .success()
+        .stdout(contains("@12 record of").and(contains("'key000000' => value of 300 bytes")));
+    let log = files(&path, "log").pop().unwrap();
+    shale()
+        .arg("dump")
+        .arg(&log)
+        .assert()
+        .success()
+        .stdout(contains("put 'in-the-log' => blob pointer"));
+    shale()
+        .arg("check")
+        .arg(&path)
+        .assert()
+        .success()
+        .stdout(contains("no damage found"));
+    flip(&blob, 500);
+    shale()
+        .arg("check")
+        .arg(&path)
+        .assert()
+        .code(1)
+        .stdout(contains(format!("DAMAGED {}", blob.display())));
+}

@@ -959,3 +959,62 @@ fn zstd_and_lz4_tables_are_refused_by_leveldb() {
         );
     }
 }
+
+/// A database opened with value separation (`blob_threshold`) is marked in
+/// its MANIFEST: LevelDB 1.23 refuses to open it with a corruption error
+/// (its unknown-tag check) even before any table points into a blob file,
+/// and after tables do; the same workload without the option opens in
+/// LevelDB and reads back.
+#[test]
+fn blob_databases_are_refused_by_leveldb_and_others_are_not() {
+    let cfg = CONFIGS[3];
+    let ops = workload(0x5ea1_0401, 3_000, 1_000);
+    let mut model = Model::default();
+    ops.iter().for_each(|op| model.apply(op));
+    let blobs = |threshold| shale::Options {
+        blob_threshold: threshold,
+        ..cfg.shale()
+    };
+
+    // Marked at the first open, before any value is separated.
+    let (_dir, empty) = temp_db();
+    drop(shale::Db::open(&empty, blobs(Some(64))).unwrap());
+    let e = RefDb::open(&empty, cfg.reference())
+        .err()
+        .expect("LevelDB opened a blob database");
+    assert!(e.contains("Corruption") && e.contains("unknown tag"), "{e}");
+
+    // With separated values in tables.
+    let (_dir, path) = temp_db();
+    {
+        let db = shale::Db::open(&path, blobs(Some(64))).unwrap();
+        write_shale(&db, &ops);
+        db.compact_range(None, None).unwrap();
+    }
+    let blob_files = std::fs::read_dir(&path)
+        .unwrap()
+        .filter(|e| {
+            e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .ends_with(".blob")
+        })
+        .count();
+    assert!(blob_files > 0, "no blob file written");
+    let e = RefDb::open(&path, cfg.reference())
+        .err()
+        .expect("LevelDB opened a blob database");
+    assert!(e.contains("Corruption"), "{e}");
+    // Shale reads it whatever its options say.
+    verify_shale(&shale::Db::open(&path, blobs(None)).unwrap(), &model, cfg);
+
+    // Without the option: LevelDB reads Shale's database.
+    let (_dir, plain) = temp_db();
+    {
+        let db = shale::Db::open(&plain, blobs(None)).unwrap();
+        write_shale(&db, &ops);
+        db.compact_range(None, None).unwrap();
+    }
+    verify_ref(&RefDb::open(&plain, cfg.reference()).unwrap(), &model, cfg);
+}

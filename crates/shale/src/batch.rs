@@ -289,6 +289,11 @@ impl WriteBatch {
         &self.rep
     }
 
+    /// The encoded batch, taken out.
+    pub(crate) fn into_contents(self) -> Vec<u8> {
+        self.rep
+    }
+
     /// A batch over encoded bytes read from a log. Only the header length is
     /// checked here; [`WriteBatch::for_each`] checks the records.
     pub(crate) fn from_contents(contents: Vec<u8>) -> Result<WriteBatch> {
@@ -320,14 +325,14 @@ impl WriteBatch {
             input = rest;
             found += 1;
             match ValueType::from_u8(tag) {
-                Some(ValueType::Value) => {
+                Some(t @ (ValueType::Value | ValueType::BlobIndex)) => {
                     let (Some(key), Some(value)) = (
                         get_length_prefixed_slice(&mut input),
                         get_length_prefixed_slice(&mut input),
                     ) else {
                         return Err(Error::bad_data(format!("bad WriteBatch Put at byte {at}")));
                     };
-                    f(ValueType::Value, key, value)?;
+                    f(t, key, value)?;
                 }
                 Some(ValueType::Deletion) => {
                     let Some(key) = get_length_prefixed_slice(&mut input) else {
@@ -355,6 +360,31 @@ impl WriteBatch {
 }
 
 impl WriteBatch {
+    /// Adds "set `key` to the value in a blob file that `pointer` (an
+    /// encoded blob pointer) addresses": the write path's replacement of a
+    /// large value. The pointer is a few bytes, so no size check applies.
+    pub(crate) fn put_blob_index(&mut self, key: &[u8], pointer: &[u8]) -> Result<()> {
+        let count = self.next_count(1)?;
+        self.rep.push(ValueType::BlobIndex as u8);
+        put_length_prefixed_slice(&mut self.rep, key);
+        put_length_prefixed_slice(&mut self.rep, pointer);
+        self.set_count(count);
+        Ok(())
+    }
+
+    /// Adds an update of type `t` without the size check (it was checked
+    /// when it entered another batch); `value` is ignored for a deletion.
+    pub(crate) fn copy_op(&mut self, t: ValueType, key: &[u8], value: &[u8]) -> Result<()> {
+        let count = self.next_count(1)?;
+        self.rep.push(t as u8);
+        put_length_prefixed_slice(&mut self.rep, key);
+        if t != ValueType::Deletion {
+            put_length_prefixed_slice(&mut self.rep, value);
+        }
+        self.set_count(count);
+        Ok(())
+    }
+
     /// The count after adding `n` updates, refusing to overflow.
     #[inline]
     fn next_count(&self, n: u32) -> Result<u32> {
@@ -477,7 +507,8 @@ impl<'a> Iterator for Iter<'a> {
             Some(ValueType::Deletion) => {
                 get_length_prefixed_slice(&mut input).map(|key| BatchOp::Delete { key })
             }
-            None => None,
+            // Only the write path makes blob pointers, in its own batches.
+            Some(ValueType::BlobIndex) | None => None,
         };
         self.rest = if op.is_some() { input } else { &[] };
         op
@@ -558,6 +589,9 @@ mod tests {
                 )),
                 ValueType::Deletion => {
                     out.push_str(&format!("Delete({})", String::from_utf8_lossy(k)))
+                }
+                ValueType::BlobIndex => {
+                    out.push_str(&format!("PutBlob({})", String::from_utf8_lossy(k)))
                 }
             }
             Ok(())

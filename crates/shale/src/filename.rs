@@ -35,6 +35,8 @@ pub enum FileType {
     Temp,
     /// The info log (`LOG` or `LOG.old`).
     InfoLog,
+    /// A blob file of separated values (`NNNNNN.blob`, see `blob/`).
+    BlobFile,
 }
 
 const CURRENT: &str = "CURRENT";
@@ -58,6 +60,11 @@ pub fn log_file_name(dir: &Path, number: u64) -> PathBuf {
 /// `dir/NNNNNN.ldb`, the name new tables are written under.
 pub fn table_file_name(dir: &Path, number: u64) -> PathBuf {
     numbered(dir, number, "ldb")
+}
+
+/// `dir/NNNNNN.blob`, a file of separated values.
+pub fn blob_file_name(dir: &Path, number: u64) -> PathBuf {
+    numbered(dir, number, "blob")
 }
 
 /// `dir/NNNNNN.sst`, the older table name, still accepted when reading.
@@ -135,6 +142,7 @@ pub fn parse_file_name(name: &str) -> Option<(u64, FileType)> {
         ".log" => FileType::Log,
         ".ldb" | ".sst" => FileType::Table,
         ".dbtmp" => FileType::Temp,
+        ".blob" => FileType::BlobFile,
         _ => return None,
     };
     Some((number, file_type))
@@ -240,6 +248,7 @@ mod tests {
             ("LOG.old", 0, FileType::InfoLog),
             ("18446744073709551615.log", u64::MAX, FileType::Log),
             ("000123.dbtmp", 123, FileType::Temp),
+            ("000124.blob", 124, FileType::BlobFile),
         ];
         for &(name, number, file_type) in cases {
             assert_eq!(parse_file_name(name), Some((number, file_type)), "{name}");
@@ -299,6 +308,7 @@ mod tests {
         check(sst_table_file_name(dir, 200), 200, FileType::Table);
         check(descriptor_file_name(dir, 100), 100, FileType::Descriptor);
         check(temp_file_name(dir, 999), 999, FileType::Temp);
+        check(blob_file_name(dir, 998), 998, FileType::BlobFile);
         check(info_log_file_name(dir), 0, FileType::InfoLog);
         check(old_info_log_file_name(dir), 0, FileType::InfoLog);
         check(log_file_name(dir, u64::MAX), u64::MAX, FileType::Log);

@@ -56,6 +56,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("filter", filter),
     ("coding", coding),
     ("db", db),
+    ("blob_record", blob_record),
 ];
 
 /// Entries visited per iterator pass, so that a huge valid input cannot make
@@ -399,6 +400,52 @@ pub fn filter(data: &[u8]) {
             assert!(
                 policy.key_may_match(key, &built),
                 "bloom filter false negative"
+            );
+        }
+    }
+}
+
+/// `data` as a blob file (`blob/format.rs`): its header, the record after
+/// the header and the pointer to it read through a blob cache, and `data`
+/// itself as one record and as a blob pointer. Whatever reads back must
+/// hold the key the record says.
+pub fn blob_record(data: &[u8]) {
+    use crate::blob::format::{check_header, decode_record, BlobPointer, HEADER_LEN};
+    use crate::blob::reader::BlobCache;
+    let _ = check_header(data);
+    let _ = BlobPointer::decode(data);
+    let _ = decode_record(data);
+    let fs = Arc::new(MemFs::new());
+    let dir = Path::new("/db");
+    if fs.create_dir_all(dir).is_err()
+        || crate::env::write_file_sync(&*fs, &crate::filename::blob_file_name(dir, 5), data)
+            .is_err()
+    {
+        return;
+    }
+    let cache = BlobCache::new(fs, dir, Arc::new(BytewiseComparator));
+    let rest = data.get(HEADER_LEN..).unwrap_or_default();
+    let key = decode_record(rest)
+        .map(|(k, _)| k.to_vec())
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    // The whole tail as one record, and pointers of lengths taken from it.
+    for len in [
+        rest.len() as u64,
+        u64::from(data.first().copied().unwrap_or(0)),
+        u64::MAX,
+    ] {
+        let mut ptr = Vec::new();
+        BlobPointer {
+            file: 5,
+            offset: HEADER_LEN as u64,
+            len,
+        }
+        .encode(&mut ptr);
+        if cache.read_value(&key, &ptr, &mut out).is_ok() {
+            assert!(
+                out.len() as u64 <= len,
+                "a blob value longer than its record"
             );
         }
     }

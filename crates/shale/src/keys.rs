@@ -25,6 +25,9 @@ pub enum ValueType {
     Deletion = 0,
     /// A value.
     Value = 1,
+    /// A pointer to a value in a blob file (`blob/format.rs`); Shale's own
+    /// type, not LevelDB's (a tag LevelDB does not use).
+    BlobIndex = 0x11,
 }
 
 impl ValueType {
@@ -33,6 +36,7 @@ impl ValueType {
         match b {
             0 => Some(ValueType::Deletion),
             1 => Some(ValueType::Value),
+            0x11 => Some(ValueType::BlobIndex),
             _ => None,
         }
     }
@@ -40,7 +44,10 @@ impl ValueType {
 
 /// The type used when seeking: with sequence numbers sorted descending, the
 /// highest type sorts first, so a seek key finds every entry of its sequence.
-pub const VALUE_TYPE_FOR_SEEK: ValueType = ValueType::Value;
+/// (Seek keys live in memory only; the keys written into tables use
+/// [`ValueType::Value`], as LevelDB does, so that table files stay
+/// byte-for-byte LevelDB's.)
+pub const VALUE_TYPE_FOR_SEEK: ValueType = ValueType::BlobIndex;
 
 /// Packs a sequence number and type into the 8-byte trailer value.
 #[inline]
@@ -207,7 +214,7 @@ impl Comparator for InternalKeyComparator {
             // give it the earliest possible trailer.
             put_fixed64(
                 &mut tmp,
-                pack_sequence_and_type(MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK),
+                pack_sequence_and_type(MAX_SEQUENCE_NUMBER, ValueType::Value),
             );
             debug_assert!(self.compare(start, &tmp) == Ordering::Less);
             debug_assert!(self.compare(&tmp, limit) == Ordering::Less);
@@ -222,7 +229,7 @@ impl Comparator for InternalKeyComparator {
         if tmp.len() < user_key.len() && self.user.compare(user_key, &tmp) == Ordering::Less {
             put_fixed64(
                 &mut tmp,
-                pack_sequence_and_type(MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK),
+                pack_sequence_and_type(MAX_SEQUENCE_NUMBER, ValueType::Value),
             );
             *key = tmp;
         }
@@ -377,7 +384,8 @@ mod tests {
         // When user keys are different but correctly ordered.
         assert_eq!(
             shorten(&ikey(b"foo", 100, v), &ikey(b"hello", 200, v)),
-            ikey(b"g", MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK)
+            // LevelDB's trailer: tables stay byte-for-byte LevelDB's.
+            ikey(b"g", MAX_SEQUENCE_NUMBER, ValueType::Value)
         );
         // When start user key is a prefix of limit user key.
         assert_eq!(
@@ -390,7 +398,10 @@ mod tests {
     fn lookup_key_forms() {
         let lk = LookupKey::new(b"user", 42);
         assert_eq!(lk.user_key(), b"user");
-        assert_eq!(lk.internal_key(), &ikey(b"user", 42, ValueType::Value)[..]);
+        assert_eq!(
+            lk.internal_key(),
+            &ikey(b"user", 42, VALUE_TYPE_FOR_SEEK)[..]
+        );
         assert_eq!(lk.memtable_key()[0] as usize, 12);
         assert_eq!(&lk.memtable_key()[1..], lk.internal_key());
     }
@@ -402,7 +413,7 @@ mod tests {
             let user: Vec<u8> = (0..len).map(|i| (i * 7) as u8).collect();
             let lk = LookupKey::new(&user, 7 << 20);
             assert_eq!(lk.user_key(), &user[..], "len {len}");
-            let want = ikey(&user, 7 << 20, ValueType::Value);
+            let want = ikey(&user, 7 << 20, VALUE_TYPE_FOR_SEEK);
             assert_eq!(lk.internal_key(), &want[..], "len {len}");
             let mut memkey = Vec::new();
             put_varint32(&mut memkey, want.len() as u32);

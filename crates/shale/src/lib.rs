@@ -62,6 +62,7 @@
 // public API) or by `internals` (for the crate's own tests, fuzz targets and
 // benchmark). A `pub` there is what lets `internals` re-export it.
 mod batch;
+mod blob;
 mod compaction;
 mod comparator;
 mod db;
@@ -124,6 +125,9 @@ pub mod internals {
     pub mod fuzzing {
         pub use crate::fuzzing::*;
     }
+    pub use crate::blob::format::{
+        encode_record_prefix as blob_record_prefix, header as blob_file_header,
+    };
     pub use crate::filename::{
         descriptor_file_name, parse_file_name, set_current_file, table_file_name, FileType,
     };

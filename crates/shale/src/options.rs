@@ -99,6 +99,46 @@ pub struct Options {
     /// the memtable. Off, the group's leader inserts every batch of the group
     /// itself, and the next group waits for that. Default: false.
     pub concurrent_memtable_writes: bool,
+    /// Value separation (WiscKey-style): a value of at least this many bytes is written once,
+    /// to a blob file (`NNNNNN.blob`), and the log, memtable and tables hold a small pointer to
+    /// it instead, so that compactions do not copy it. `None` (the default) keeps every value in
+    /// the tree, and the database byte-for-byte LevelDB-compatible. A database opened once
+    /// with it set is marked as using blob files in its MANIFEST, which LevelDB then refuses to
+    /// open; Shale reads it whatever this option says. With it set, the leader of a write group
+    /// inserts the whole group, so `concurrent_memtable_writes` has no effect; bulk loads
+    /// (`Db::bulk_loader`) keep their values in their tables.
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let options = shale::Options {
+    ///     create_if_missing: true,
+    ///     blob_threshold: Some(4096),
+    ///     ..Default::default()
+    /// };
+    /// let db = shale::Db::open(dir.path(), options)?;
+    /// db.put(b"big", &[7u8; 10_000])?; // to a blob file
+    /// db.put(b"small", b"v")?; // in the tree
+    /// assert_eq!(db.get(b"big")?.map(|v| v.len()), Some(10_000));
+    /// # Ok(()) }
+    /// ```
+    pub blob_threshold: Option<usize>,
+    /// Garbage collection of blob files by age (RocksDB's `blob_garbage_collection_age_cutoff`):
+    /// a compaction that meets a pointer into one of the oldest `blob_gc_age_cutoff` of the live
+    /// blob files (a fraction, by file number, rounded down) copies the value into a blob file
+    /// of its own and keeps the new pointer, so that old blob files stop being pointed into and
+    /// are deleted. 0 turns it off (values of overwritten and deleted keys then stay on disk as
+    /// long as anything else in their blob file lives). Default: 0.25.
+    ///
+    /// ```
+    /// let options = shale::Options {
+    ///     blob_threshold: Some(4096),
+    ///     blob_gc_age_cutoff: 0.5,
+    ///     ..Default::default()
+    /// };
+    /// assert!(options.blob_gc_age_cutoff > 0.25);
+    /// ```
+    pub blob_gc_age_cutoff: f64,
 }
 
 impl Default for Options {
@@ -122,6 +162,8 @@ impl Default for Options {
             reuse_logs: false,
             filter_policy: None,
             concurrent_memtable_writes: false,
+            blob_threshold: None,
+            blob_gc_age_cutoff: 0.25,
         }
     }
 }
@@ -151,6 +193,8 @@ impl std::fmt::Debug for Options {
                 "concurrent_memtable_writes",
                 &self.concurrent_memtable_writes,
             )
+            .field("blob_threshold", &self.blob_threshold)
+            .field("blob_gc_age_cutoff", &self.blob_gc_age_cutoff)
             .finish()
     }
 }

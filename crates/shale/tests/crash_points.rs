@@ -22,9 +22,10 @@
 //! operation k (it and every later operation fail), which leaves the same
 //! image and also tests the engine on a dead machine.
 //!
-//! `crash_points_sample` (in `cargo test`) checks about 450 crash points of
-//! three workloads. The long version checks every crash point of five
-//! workloads, one per option set (about 45,000), and prints the count:
+//! `crash_points_sample` (in `cargo test`) checks about 600 crash points of
+//! four workloads (one with value separation). The long version checks every
+//! crash point of six workloads, one per option set (about 55,000), and
+//! prints the count:
 //!
 //! ```text
 //! cargo test -p shale --release --test crash_points -- --ignored --nocapture
@@ -319,7 +320,7 @@ fn spread(n: u64, count: u64) -> BTreeMap<u64, Cut> {
         .collect()
 }
 
-/// Checks about 450 crash points of three workloads: from each, the point
+/// Checks about 600 crash points of four workloads: from each, the point
 /// after its end, 140 points captured from one run and 8 runs that die.
 fn sample(dirsync: bool) {
     let mut failures = Vec::new();
@@ -328,6 +329,7 @@ fn sample(dirsync: bool) {
         ("default", 1),
         ("reuse-logs", 2),
         ("concurrent-memtable", 3),
+        ("blobs", 4),
     ] {
         let workload = Workload::new(config, seed, dirsync);
         let (n, end) = count_operations(&workload);
@@ -378,7 +380,7 @@ fn crash_points_sample_synchronous_directories() {
     }
 }
 
-/// Every crash point of five workloads, one per option set.
+/// Every crash point of six workloads, one per option set.
 fn all(dirsync: bool) {
     // Images kept at once (each holds the files that changed since the
     // last sync).
@@ -403,13 +405,13 @@ fn all(dirsync: bool) {
 }
 
 #[test]
-#[ignore = "long: every crash point of five workloads; see the file header"]
+#[ignore = "long: every crash point of six workloads; see the file header"]
 fn crash_points_all() {
     all(false);
 }
 
 #[test]
-#[ignore = "long: every crash point of five workloads; see the file header"]
+#[ignore = "long: every crash point of six workloads; see the file header"]
 fn crash_points_all_synchronous_directories() {
     all(true);
 }

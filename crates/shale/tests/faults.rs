@@ -31,6 +31,10 @@
 //! alone: `SHALE_FAULT_CASE=Sync/EIO/12/once cargo test -p shale --test
 //! faults faults_sample -- --nocapture`.
 //!
+//! `blob_file_faults` runs the same checks with value separation on (the
+//! `blobs` option set), failing creates, appends, flushes and syncs of the
+//! blob files only; its cases are named `blob/op/errno/n/once|persistent`.
+//!
 //! `enospc_on_a_full_tmpfs` fills a real 8 MB tmpfs through `PosixFs`; it is
 //! skipped, saying so, where tmpfs cannot be mounted (mounting needs root).
 
@@ -63,6 +67,8 @@ struct Case {
     errno: i32,
     n: u64,
     persistent: bool,
+    /// Under the `blobs` option set, faults on blob files only.
+    blobs: bool,
 }
 
 fn errno_name(errno: i32) -> &'static str {
@@ -81,7 +87,8 @@ impl fmt::Display for Case {
             "once"
         };
         let (op, errno, n) = (self.op, errno_name(self.errno), self.n);
-        write!(f, "{op:?}/{errno}/{n}/{times}")
+        let blob = if self.blobs { "blob/" } else { "" };
+        write!(f, "{blob}{op:?}/{errno}/{n}/{times}")
     }
 }
 
@@ -89,6 +96,10 @@ impl std::str::FromStr for Case {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Case, String> {
+        let (blobs, s) = match s.strip_prefix("blob/") {
+            Some(rest) => (true, rest),
+            None => (false, s),
+        };
         let parts: Vec<&str> = s.split('/').collect();
         let [op, errno, n, times] = parts[..] else {
             return Err(format!("{s:?} is not op/errno/n/once|persistent"));
@@ -104,6 +115,7 @@ impl std::str::FromStr for Case {
                 .ok_or_else(|| format!("{errno:?} is not EIO or ENOSPC"))?,
             n: n.parse().map_err(|e| format!("{n:?}: {e}"))?,
             persistent: times == "persistent",
+            blobs,
         })
     }
 }
@@ -132,8 +144,9 @@ fn must_stick(fault: &Injected) -> bool {
     }
 }
 
-fn options(fs: &FaultFs) -> Options {
-    Config::named("default").options(Arc::new(fs.clone()))
+fn options(fs: &FaultFs, blobs: bool) -> Options {
+    let config = if blobs { "blobs" } else { "default" };
+    Config::named(config).options(Arc::new(fs.clone()))
 }
 
 fn steps() -> Vec<Step> {
@@ -144,7 +157,7 @@ fn steps() -> Vec<Step> {
 fn op_counts() -> BTreeMap<Op, u64> {
     let fs = FaultFs::new();
     let clock = || fs.op_count();
-    let outcome = run(&steps(), Path::new(DIR), &options(&fs), &clock);
+    let outcome = run(&steps(), Path::new(DIR), &options(&fs, false), &clock);
     assert!(outcome.failure.is_none(), "a run without faults failed");
     fs.op_counts()
 }
@@ -166,6 +179,9 @@ fn check_case(case: &Case) -> Result<bool, String> {
         .on(case.op)
         .except_path("/LOG")
         .skip(case.n);
+    if case.blobs {
+        fault = fault.on_path(".blob");
+    }
     if case.persistent {
         fault = fault.persistent();
     }
@@ -175,7 +191,7 @@ fn check_case(case: &Case) -> Result<bool, String> {
     }
     fs.inject(fault);
     let clock = || fs.op_count();
-    let mut outcome: Outcome = run(&steps(), Path::new(DIR), &options(&fs), &clock);
+    let mut outcome: Outcome = run(&steps(), Path::new(DIR), &options(&fs, case.blobs), &clock);
     let injected = fs.injected();
     let Some(first) = injected.first().cloned() else {
         return Ok(false);
@@ -244,7 +260,7 @@ fn check_case(case: &Case) -> Result<bool, String> {
     // 4. Cleared, it reopens with everything acknowledged.
     drop(outcome.db.take());
     fs.clear_faults();
-    let db = Db::open(DIR, options(&fs)).map_err(|e| {
+    let db = Db::open(DIR, options(&fs, case.blobs)).map_err(|e| {
         fail(format!(
             "once the fault cleared, the database does not open: {e}"
         ))
@@ -295,6 +311,7 @@ fn cases(per_kind: u64) -> Vec<Case> {
                     errno,
                     n: i * count / taken,
                     persistent: (i + u64::from(errno == ENOSPC)) % 2 == 1,
+                    blobs: false,
                 });
             }
         }
@@ -313,6 +330,35 @@ fn faults_sample() {
     let cases = cases(4);
     let fired = check_all(&cases);
     println!("{} fault cases, {fired} fired", cases.len());
+}
+
+/// EIO and ENOSPC on the blob files' creates, appends, flushes and syncs,
+/// early and late in the workload: the error names the blob file, sticks,
+/// and nothing acknowledged is lost.
+#[test]
+fn blob_file_faults() {
+    let mut cases = Vec::new();
+    for op in [Op::Create, Op::Append, Op::Flush, Op::Sync] {
+        for (i, n) in [0u64, 2, 9, 40].into_iter().enumerate() {
+            for errno in [EIO, ENOSPC] {
+                cases.push(Case {
+                    op,
+                    errno,
+                    n,
+                    persistent: (i + usize::from(errno == ENOSPC)) % 2 == 1,
+                    blobs: true,
+                });
+            }
+        }
+    }
+    let fired = check_all(&cases);
+    // Most of them fire (a workload syncs a blob file only a few times).
+    assert!(
+        fired * 2 > cases.len(),
+        "only {fired} of {} fired",
+        cases.len()
+    );
+    println!("{} blob fault cases, {fired} fired", cases.len());
 }
 
 #[test]

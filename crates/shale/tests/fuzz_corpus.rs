@@ -149,6 +149,11 @@ fn replay(target: &str) {
 }
 
 #[test]
+fn blob_record_corpus() {
+    replay("blob_record");
+}
+
+#[test]
 fn log_reader_corpus() {
     replay("log_reader");
 }
@@ -202,7 +207,7 @@ fn every_target_has_a_test_and_seeds() {
             "no seeds for target {name}"
         );
     }
-    assert_eq!(TARGETS.len(), 9, "a new target needs a replay test here");
+    assert_eq!(TARGETS.len(), 10, "a new target needs a replay test here");
 }
 
 #[test]
@@ -266,6 +271,7 @@ type Seed = (&'static str, String, Vec<u8>);
 fn seeds() -> Vec<Seed> {
     let mut out = Vec::new();
     out.extend(log_seeds());
+    out.extend(blob_seeds());
     out.extend(batch_seeds());
     out.extend(block_seeds());
     out.extend(compressed_block_seeds());
@@ -323,6 +329,28 @@ fn log_file(records: &[Vec<u8>]) -> Vec<u8> {
     }
     w.close().unwrap();
     read_file(&fs, path).unwrap()
+}
+
+/// A blob file: its header, then one record (`crc | key_len | value_len | key | value`).
+fn blob_file(key: &[u8], value: &[u8]) -> Vec<u8> {
+    let mut out = shale::internals::blob_file_header().to_vec();
+    let mut record = Vec::new();
+    shale::internals::blob_record_prefix(key, value, &mut record);
+    record.extend_from_slice(key);
+    record.extend_from_slice(value);
+    out.extend_from_slice(&record);
+    out
+}
+
+fn blob_seeds() -> Vec<Seed> {
+    vec![
+        ("blob_record", "small".into(), blob_file(b"key", b"value")),
+        (
+            "blob_record",
+            "empty-key".into(),
+            blob_file(b"", &[0x5a; 200]),
+        ),
+    ]
 }
 
 fn log_seeds() -> Vec<Seed> {

@@ -37,9 +37,9 @@ const LAYERS: &[&[&str]] = &[
     // The iterator contract and the iterators that combine iterators;
     // write batches.
     &["iter", "batch"],
-    // The three stores of entries: log, memtable, table files (with the
-    // block cache).
-    &["log", "memtable", "sstable"],
+    // The stores of entries: log, memtable, table files (with the block
+    // cache), blob files (separated values).
+    &["log", "memtable", "sstable", "blob"],
     // Options: what a database is opened with (names the block cache).
     &["options"],
     // Open tables by file number.

@@ -5,7 +5,9 @@
 //! option sets that vary every option axis (write buffer, table and block
 //! sizes at their real minimums and above, restart interval, compression,
 //! filter, block cache none / tiny / small, `paranoid_checks`,
-//! `reuse_logs`, `max_open_files`, `concurrent_memtable_writes`). Every
+//! `reuse_logs`, `max_open_files`, `concurrent_memtable_writes`,
+//! `blob_threshold`: off, every value, or values from 100 or 2000 bytes
+//! in blob files). Every
 //! read is checked against the model as it happens, and the reads'
 //! observations of all option sets must be identical.
 //!
@@ -342,6 +344,7 @@ fn random_options(rng: &mut StdRng, fs: &MemFs) -> Options {
         reuse_logs: rng.gen(),
         max_open_files: [74, 1000][rng.gen_range(0..2)],
         concurrent_memtable_writes: rng.gen(),
+        blob_threshold: [None, None, Some(0), Some(100), Some(2000)][rng.gen_range(0..5)],
         ..Default::default()
     }
 }

@@ -51,6 +51,7 @@ impl ShaleEngine {
             },
             reuse_logs: cfg.reuse_logs,
             concurrent_memtable_writes: cfg.concurrent_memtable_writes,
+            blob_threshold: cfg.blob_threshold,
             ..Default::default()
         };
         if let Some(bytes) = cfg.cache_size {
@@ -77,6 +78,13 @@ impl ShaleEngine {
             ),
             setting("reuse_logs", cfg.reuse_logs),
             setting("concurrent_memtable_writes", cfg.concurrent_memtable_writes),
+            setting(
+                "blob_threshold",
+                match cfg.blob_threshold {
+                    Some(n) => format!("{n} bytes (values this long go to blob files)"),
+                    None => "off".to_string(),
+                },
+            ),
             setting(
                 "block_cache",
                 match cfg.cache_size {

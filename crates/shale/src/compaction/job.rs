@@ -1,11 +1,26 @@
 //! Running a compaction: the input iterator over its files, the merge loop
 //! that drops shadowed entries and tombstones, and the cutting of output
 //! tables.
+//!
+//! Blob pointers are copied as they are, except those into the blob files
+//! picked for garbage collection (`Compaction::gc_blob_files`, the oldest
+//! live ones): their values are read (and checked), appended to the
+//! compaction's own blob file (a pending output, created on the first such
+//! value) and the new pointer is written instead. Once the tables that
+//! pointed into an old blob file are all compacted, nothing does, and it
+//! is deleted. (A table no compaction reaches, at the last level beyond
+//! the key ranges still written, keeps its blob files alive: collection
+//! rides on compactions and forces none.)
 
 use std::cmp::Ordering;
+use std::collections::BTreeSet;
 use std::path::Path;
 
+use crate::blob::format::BlobPointer;
+use crate::blob::reader::BlobCache;
+use crate::blob::writer::BlobWriter;
 use crate::error::{Error, Result};
+use crate::filename::blob_file_name;
 use crate::filename::table_file_name;
 use crate::iter::InternalIterator;
 use crate::keys::{
@@ -42,6 +57,8 @@ pub trait JobHost {
     /// A new file number for an output table, recorded as a pending output
     /// so that it is not deleted while it is written.
     fn new_output_number(&self) -> u64;
+    /// Reads blob files (for garbage collection).
+    fn blob_cache(&self) -> &BlobCache;
 }
 
 /// An output table of a compaction in progress.
@@ -50,6 +67,8 @@ pub struct Output {
     builder: TableBuilder,
     smallest: Vec<u8>,
     largest: Vec<u8>,
+    /// The blob files the table's pointers lead into.
+    blob_files: BTreeSet<u64>,
 }
 
 /// The merge loop: copies the entries of `input` into output tables at
@@ -71,6 +90,9 @@ pub fn merge<H: JobHost>(
     input.seek_to_first();
     let mut current_user_key: Option<Vec<u8>> = None;
     let mut last_sequence_for_key = MAX_SEQUENCE_NUMBER;
+    // Scratch for garbage collection: a value read, the new pointer.
+    let mut gc_value = Vec::new();
+    let mut gc_pointer = Vec::new();
     while input.valid() && !host.shutting_down() {
         // A flush is more urgent than this compaction.
         host.flush_waiting_memtable()?;
@@ -79,6 +101,7 @@ pub fn merge<H: JobHost>(
             finish_output(host, current, outputs)?;
         }
         let mut drop = false;
+        let mut blob = false;
         match parse_internal_key(key) {
             None => {
                 // Keep corrupt keys; do not hide anything behind them.
@@ -105,6 +128,7 @@ pub fn merge<H: JobHost>(
                     drop = true;
                 }
                 last_sequence_for_key = p.sequence;
+                blob = p.value_type == ValueType::BlobIndex;
             }
         }
         if !drop {
@@ -118,7 +142,37 @@ pub fn merge<H: JobHost>(
                 }
                 out.largest.clear();
                 out.largest.extend_from_slice(key);
-                out.builder.add(key, input.value())?;
+                let mut value = input.value();
+                if blob {
+                    // Pointers are copied as they are (the table keeps their
+                    // blob files alive), but for old blob files.
+                    let mut p = BlobPointer::decode(value).map_err(|e| {
+                        Error::corruption(
+                            host.dir(),
+                            None,
+                            format!("compaction met a bad blob pointer: {e}"),
+                        )
+                    })?;
+                    if c.gc_blob_files.contains(&p.file) {
+                        let user_key = &key[..key.len() - 8];
+                        host.blob_cache()
+                            .read_value(user_key, value, &mut gc_value)?;
+                        if c.gc_blob.is_none() {
+                            let number = host.new_output_number();
+                            c.gc_blob =
+                                Some(BlobWriter::create(&*host.options().fs, host.dir(), number)?);
+                        }
+                        if let Some(w) = c.gc_blob.as_mut() {
+                            p = w.add(user_key, &gc_value)?;
+                            c.gc_values += 1;
+                        }
+                        gc_pointer.clear();
+                        p.encode(&mut gc_pointer);
+                        value = &gc_pointer;
+                    }
+                    out.blob_files.insert(p.file);
+                }
+                out.builder.add(key, value)?;
                 if out.builder.file_size() >= c.max_output_file_size() {
                     finish_output(host, current, outputs)?;
                 }
@@ -133,6 +187,24 @@ pub fn merge<H: JobHost>(
     }
     input.status()?;
     finish_output(host, current, outputs)
+}
+
+/// Makes the compaction's own blob file durable (before the edit that
+/// installs tables pointing into it), or after a failure removes it.
+pub fn finish_gc_blob<H: JobHost>(host: &H, c: &mut Compaction, ok: bool) -> Result<()> {
+    let Some(mut w) = c.gc_blob.take() else {
+        return Ok(());
+    };
+    let number = w.number();
+    let finished = if ok { w.finish() } else { Ok(()) };
+    if !ok || finished.is_err() {
+        drop(w);
+        let _ = host
+            .options()
+            .fs
+            .remove_file(&blob_file_name(host.dir(), number));
+    }
+    finished
 }
 
 /// Abandons the output table a failed job was writing, and removes its file.
@@ -162,6 +234,7 @@ fn open_output<H: JobHost>(host: &H, c: &Compaction) -> Result<Output> {
         builder: TableBuilder::new(table_options, file),
         smallest: Vec::new(),
         largest: Vec::new(),
+        blob_files: BTreeSet::new(),
     })
 }
 
@@ -184,12 +257,14 @@ fn finish_output<H: JobHost>(
     let size = out.builder.finish()?;
     // Verify that the table is usable.
     host.table_cache().table(out.number, size)?;
-    outputs.push(FileMetaData::new(
+    let mut meta = FileMetaData::new(
         out.number,
         size,
         InternalKey::from_encoded(out.smallest),
         InternalKey::from_encoded(out.largest),
-    ));
+    );
+    meta.blob_files = out.blob_files.into_iter().collect();
+    outputs.push(meta);
     Ok(())
 }
 

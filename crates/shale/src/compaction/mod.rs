@@ -37,6 +37,13 @@ pub struct Compaction {
     pub input_version: Arc<Version>,
     /// The edit that installs the result.
     pub edit: VersionEdit,
+    /// Blob files old enough for garbage collection: values the compaction
+    /// keeps that are in them are copied to `gc_blob` (see `job.rs`).
+    pub gc_blob_files: std::collections::BTreeSet<u64>,
+    /// The compaction's own blob file, once it copied a value.
+    pub gc_blob: Option<crate::blob::writer::BlobWriter>,
+    /// Values copied to `gc_blob`.
+    pub gc_values: u64,
     icmp: InternalKeyComparator,
     max_output_file_size: u64,
     grandparent_index: usize,
@@ -55,6 +62,9 @@ impl Compaction {
             icmp: version.icmp().clone(),
             input_version: version,
             edit: VersionEdit::default(),
+            gc_blob_files: Default::default(),
+            gc_blob: None,
+            gc_values: 0,
             max_output_file_size: options.max_file_size as u64,
             grandparent_index: 0,
             seen_key: false,

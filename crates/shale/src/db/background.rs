@@ -20,7 +20,7 @@ use crate::compaction::Compaction;
 use crate::db::builder::build_table;
 use crate::db::core::{panic_message, DbInner, ManualCompaction, State};
 use crate::error::{Error, Result};
-use crate::filename::{parse_file_name, FileType};
+use crate::filename::{blob_file_name, parse_file_name, FileType};
 use crate::keys::{
     extract_user_key, InternalKey, InternalKeyComparator, ValueType, MAX_SEQUENCE_NUMBER,
     VALUE_TYPE_FOR_SEEK,
@@ -67,6 +67,10 @@ impl JobHost for DbInner {
             self.work_done_cv.notify_all();
         }
         Ok(())
+    }
+
+    fn blob_cache(&self) -> &crate::blob::reader::BlobCache {
+        &self.blob_cache
     }
 
     fn new_output_number(&self) -> u64 {
@@ -226,6 +230,8 @@ impl DbInner {
         // disk once more). Done before `imm` is cleared, so that no memtable
         // switch can put a newer log in its place meanwhile.
         drop(self.prev_log.lock().take());
+        drop(self.prev_blob.lock().take());
+        st.imm_blob = None;
         st.imm = None;
         self.has_imm.store(false, AtomicOrdering::Release);
         self.install_super_version(st);
@@ -257,14 +263,19 @@ impl DbInner {
         st.pending_outputs.insert(number);
         let meta = MutexGuard::unlocked(st, || {
             let mut it = mem.iter();
-            build_table(
+            let meta = build_table(
                 &self.dir,
                 &self.options,
                 &table_options,
                 &self.table_cache,
                 &mut it,
                 number,
-            )
+            )?;
+            // The log the memtable came from is deleted once the table is
+            // installed: the blob records its pointers lead to must be
+            // durable first.
+            self.sync_blob_files(&meta.blob_files)?;
+            Ok(meta)
         });
         // On success the number stays pending until the caller's version
         // edit is installed: the MANIFEST write runs unlocked, and until then
@@ -290,6 +301,60 @@ impl DbInner {
         Ok(number)
     }
 
+    /// The blob files a compaction starting now collects: the oldest
+    /// `blob_gc_age_cutoff` of those the current version's tables point
+    /// into (by number, rounded down).
+    fn blob_files_to_collect(&self, st: &State) -> std::collections::BTreeSet<u64> {
+        let cutoff = self.options.blob_gc_age_cutoff;
+        // (NaN and negative cutoffs collect nothing.)
+        if cutoff.is_nan() || cutoff <= 0.0 {
+            return Default::default();
+        }
+        let live: std::collections::BTreeSet<u64> = st
+            .versions
+            .current()
+            .files
+            .iter()
+            .flatten()
+            .flat_map(|f| f.blob_files.iter().copied())
+            .collect();
+        let n = (live.len() as f64 * cutoff.min(1.0)) as usize;
+        live.into_iter().take(n).collect()
+    }
+
+    /// Makes blob files `numbers` durable: the replaced memtable's through
+    /// its writer (then closed), any other (one a recovered log pointed
+    /// into) by opening it to sync it.
+    pub(crate) fn sync_blob_files(&self, numbers: &[u64]) -> Result<()> {
+        for &number in numbers {
+            let mut prev = self.prev_blob.lock();
+            if let Some(w) = prev.as_mut().filter(|w| w.number() == number) {
+                w.finish()
+                    .map_err(|e| crate::db::core::blob_error(number, w.path(), e))?;
+                *prev = None;
+                continue;
+            }
+            drop(prev);
+            if self
+                .blob
+                .lock()
+                .as_ref()
+                .is_some_and(|w| w.number() == number)
+            {
+                // Only a memtable's own flush points into its blob file, and
+                // the memtable being flushed is never the current one.
+                return Err(Error::Background(format!(
+                    "a table points into blob file #{number} of the current memtable"
+                )));
+            }
+            let path = blob_file_name(&self.dir, number);
+            let mut f = self.options.fs.new_appendable_file(&path)?;
+            f.sync()?;
+            f.close()?;
+        }
+        Ok(())
+    }
+
     fn do_compaction_work(&self, st: &mut MutexGuard<'_, State>, c: &mut Compaction) -> Result<()> {
         let start = Instant::now();
         self.info_log.log(&format!(
@@ -300,6 +365,7 @@ impl DbInner {
             c.level + 1
         ));
         let smallest_snapshot = self.snapshots.oldest().unwrap_or(st.versions.last_sequence);
+        c.gc_blob_files = self.blob_files_to_collect(st);
         let mut input = st.versions.make_input_iterator(c);
         let mut outputs: Vec<FileMetaData> = Vec::new();
         let mut current: Option<job::Output> = None;
@@ -318,7 +384,19 @@ impl DbInner {
         for o in &outputs {
             c.edit.new_files.push(((c.level + 1) as u32, o.clone()));
         }
+        // The copied values are durable before the tables that point to
+        // them are installed (the edit's directory sync covers the file's
+        // name), and the old copies go once nothing points to them.
+        let gc = MutexGuard::unlocked(st, || job::finish_gc_blob(self, c, result.is_ok()));
         result?;
+        gc?;
+        if c.gc_values > 0 {
+            st.blob_gc_values += c.gc_values;
+            self.info_log.log(&format!(
+                "compaction moved {} values out of old blob files",
+                c.gc_values
+            ));
+        }
 
         // Sizes of input files come from the MANIFEST: add without overflow.
         let bytes_read = c.inputs.iter().flatten().map(|f| f.file_size);
@@ -352,6 +430,9 @@ impl DbInner {
             return;
         }
         let live = st.versions.live_files_all_versions();
+        let mut live_blobs = st.versions.live_blob_files_all_versions();
+        live_blobs.extend(st.mem_blob);
+        live_blobs.extend(st.imm_blob);
         let Ok(names) = self.options.fs.children(&self.dir) else {
             return;
         };
@@ -367,6 +448,9 @@ impl DbInner {
                 FileType::Descriptor => number >= st.versions.manifest_file_number,
                 FileType::Table => live.contains(&number) || st.pending_outputs.contains(&number),
                 FileType::Temp => st.pending_outputs.contains(&number),
+                FileType::BlobFile => {
+                    live_blobs.contains(&number) || st.pending_outputs.contains(&number)
+                }
                 FileType::Current | FileType::DbLock | FileType::InfoLog => true,
             };
             if !keep {
@@ -380,6 +464,9 @@ impl DbInner {
             for (name, number, t) in doomed {
                 if t == FileType::Table {
                     self.table_cache.evict(number);
+                }
+                if t == FileType::BlobFile {
+                    self.blob_cache.evict(number);
                 }
                 self.info_log.log(&format!("delete type={t:?} #{number}"));
                 let _ = self.options.fs.remove_file(&self.dir.join(&name));

@@ -3,17 +3,19 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use crate::error::Result;
+use crate::blob::format::BlobPointer;
+use crate::error::{Error, Result};
 use crate::filename::table_file_name;
 use crate::iter::InternalIterator;
-use crate::keys::InternalKey;
+use crate::keys::{parse_internal_key, InternalKey, ValueType};
 use crate::options::Options;
 use crate::sstable::{TableBuilder, TableOptions};
 use crate::table_cache::TableCache;
 use crate::version::edit::FileMetaData;
 
 /// Builds table `number` in `dir` from every entry of `iter`. Returns its
-/// metadata, with `file_size` 0 (and no file left behind) when `iter` is empty.
+/// metadata (with the blob files its pointers lead into), with `file_size` 0
+/// (and no file left behind) when `iter` is empty.
 /// The new table is opened once through the table cache to check it is usable.
 pub fn build_table(
     dir: &Path,
@@ -39,7 +41,15 @@ pub fn build_table(
         let mut builder = TableBuilder::new(table_options.clone(), file);
         let smallest = InternalKey::from_encoded(iter.key().to_vec());
         let mut largest = Vec::new();
+        let mut blob_files = std::collections::BTreeSet::new();
         while iter.valid() {
+            if parse_internal_key(iter.key()).is_some_and(|p| p.value_type == ValueType::BlobIndex)
+            {
+                let p = BlobPointer::decode(iter.value()).map_err(|e| {
+                    Error::corruption(dir, None, format!("a flush met a bad blob pointer: {e}"))
+                })?;
+                blob_files.insert(p.file);
+            }
             largest.clear();
             largest.extend_from_slice(iter.key());
             builder.add(iter.key(), iter.value())?;
@@ -47,7 +57,9 @@ pub fn build_table(
         }
         iter.status()?;
         let size = builder.finish()?;
-        let meta = FileMetaData::new(number, size, smallest, InternalKey::from_encoded(largest));
+        let mut meta =
+            FileMetaData::new(number, size, smallest, InternalKey::from_encoded(largest));
+        meta.blob_files = blob_files.into_iter().collect();
         // Verify that the table is usable.
         table_cache.table(number, size)?;
         Ok(meta)

@@ -23,6 +23,8 @@ use arc_swap::ArcSwap;
 use parking_lot::{Condvar, Mutex};
 
 use crate::batch::WriteBatch;
+use crate::blob::reader::BlobCache;
+use crate::blob::writer::BlobWriter;
 use crate::db::handoff::{Latch, Signal};
 use crate::db::info_log::InfoLog;
 use crate::db::wakeup::Doorbell;
@@ -209,6 +211,12 @@ pub(crate) struct State {
     /// An ingestion is installing its tables: the background thread starts
     /// no new step until it is done (see `db/ingest.rs`).
     pub(crate) ingesting: bool,
+    /// The blob file of the memtable, once a large value was written to it.
+    pub(crate) mem_blob: Option<u64>,
+    /// The blob file of the immutable memtable, until its table is installed.
+    pub(crate) imm_blob: Option<u64>,
+    /// Values garbage collection moved to new blob files since the open.
+    pub(crate) blob_gc_values: u64,
 }
 
 /// Shared between the handle, the writers and the background thread.
@@ -230,6 +238,19 @@ pub(crate) struct DbInner {
     /// The log the current one replaced, until its contents are synced
     /// (see [`DbInner::sync_prev_log`]).
     pub(crate) prev_log: Mutex<Option<log::Writer>>,
+    /// The blob file of the memtable (value separation; see `db/write.rs`).
+    /// Lock order: `state` before `blob`, never the reverse.
+    pub(crate) blob: Mutex<Option<BlobWriter>>,
+    /// The blob file of the memtable the current one replaced, until it is
+    /// synced (by a synchronous write, or by the flush before the table that
+    /// points into it is installed).
+    pub(crate) prev_blob: Mutex<Option<BlobWriter>>,
+    /// Bytes written to the memtable's blob file: they count toward the
+    /// memtable's size, so that the work recovery replays stays bounded by
+    /// the write buffer.
+    pub(crate) blob_bytes: AtomicU64,
+    /// Reads separated values.
+    pub(crate) blob_cache: Arc<BlobCache>,
     /// Wakes the background thread; may be rung with or without `state`.
     pub(crate) bg_cv: Doorbell,
     /// Signalled whenever background work finishes a step.
@@ -367,7 +388,11 @@ impl Db {
             stats: Default::default(),
             bg_busy: false,
             ingesting: false,
+            mem_blob: None,
+            imm_blob: None,
+            blob_gc_values: 0,
         };
+        let blob_cache = Arc::new(BlobCache::new(fs.clone(), &dir, options.comparator.clone()));
         let inner = Arc::new(DbInner {
             super_version: ArcSwap::from_pointee(SuperVersion {
                 mem,
@@ -382,6 +407,10 @@ impl Db {
             log: Mutex::new(None),
             log_dir_synced: Mutex::new(0),
             prev_log: Mutex::new(None),
+            blob: Mutex::new(None),
+            prev_blob: Mutex::new(None),
+            blob_bytes: AtomicU64::new(0),
+            blob_cache,
             bg_cv: Doorbell::default(),
             work_done_cv: Condvar::new(),
             visible_sequence: AtomicU64::new(0),
@@ -448,6 +477,10 @@ impl Drop for Db {
         if let Some(log) = self.inner.log.lock().as_mut() {
             let _ = log.close();
         }
+        // A blob file is flushed before the log record that points into it
+        // is written; closing it only releases it.
+        drop(self.inner.blob.lock().take());
+        drop(self.inner.prev_blob.lock().take());
     }
 }
 
@@ -563,6 +596,14 @@ impl DbInner {
     /// Once done, this is a check of an empty slot.
     pub(crate) fn sync_prev_log(&self) -> Result<()> {
         let mut prev = self.prev_log.lock();
+        // The replaced memtable's blob file first: its records are what the
+        // replaced log's pointers lead to.
+        let mut prev_blob = self.prev_blob.lock();
+        if let Some(blob) = prev_blob.as_mut() {
+            blob.finish()
+                .map_err(|e| blob_error(blob.number(), blob.path(), e))?;
+            *prev_blob = None;
+        }
         if let Some(log) = prev.as_mut() {
             log.sync()?;
             log.close()?;
@@ -578,6 +619,19 @@ impl DbInner {
             imm: st.imm.clone(),
             current: st.versions.current(),
         }));
+    }
+}
+
+/// The error of a failed write or sync of blob file `number` at `path`:
+/// kept as it is when it names the file already (an I/O error), else
+/// wrapped to name it.
+pub(crate) fn blob_error(number: u64, path: &Path, e: Error) -> Error {
+    match e {
+        e @ Error::Io { .. } => e,
+        e => Error::Background(format!(
+            "blob file #{number} ({}) failed: {e}",
+            path.display()
+        )),
     }
 }
 
@@ -597,7 +651,12 @@ pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 pub(crate) fn insert_into(mem: &MemTable, batch: &WriteBatch) -> Result<()> {
     let mut seq = batch.sequence();
     batch.for_each(|t, key, value| {
-        mem.add(seq, t, key, if t == ValueType::Value { value } else { &[] });
+        mem.add(
+            seq,
+            t,
+            key,
+            if t == ValueType::Deletion { &[] } else { value },
+        );
         seq += 1;
         Ok(())
     })

@@ -90,6 +90,12 @@ impl Cursor {
         }
     }
 
+    /// Resolves blob pointers through `blobs`.
+    pub(crate) fn with_blobs(mut self, blobs: Arc<crate::blob::reader::BlobCache>) -> Cursor {
+        self.inner = self.inner.with_blobs(blobs);
+        self
+    }
+
     /// A cursor that is never valid and whose `status()` is `error`.
     pub(crate) fn failed(
         icmp: InternalKeyComparator,
@@ -828,6 +834,7 @@ impl DbInner {
             db: Arc::downgrade(self),
             icmp: self.icmp.clone(),
             table_cache: self.table_cache.clone(),
+            blobs: self.blob_cache.clone(),
             sv,
             sequence,
             verify_checksums: opts.verify_checksums,
@@ -845,6 +852,7 @@ pub(crate) struct View {
     db: Weak<DbInner>,
     icmp: InternalKeyComparator,
     table_cache: Arc<TableCache>,
+    blobs: Arc<crate::blob::reader::BlobCache>,
     sv: Arc<SuperVersion>,
     sequence: SequenceNumber,
     verify_checksums: bool,
@@ -877,6 +885,7 @@ impl View {
             hook,
             self.seed,
         )
+        .with_blobs(self.blobs.clone())
     }
 }
 

@@ -197,6 +197,12 @@ impl Db {
     /// assert!(memory > 0);
     /// assert!(db.property("leveldb.stats").unwrap().contains("Level"));
     /// assert_eq!(db.property("shale.background-error").as_deref(), Some(""));
+    /// // Blob files (value separation): how many are live, their bytes, and
+    /// // the values garbage collection moved out of old ones.
+    /// assert_eq!(
+    ///     db.property("shale.blob-stats").as_deref(),
+    ///     Some("files: 0\nbytes: 0\ngc moved values: 0\n")
+    /// );
     /// assert_eq!(db.property("no.such.property"), None);
     /// # Ok(()) }
     /// ```
@@ -214,6 +220,26 @@ impl DbInner {
                     .as_ref()
                     .map_or(String::new(), |e| e.to_string()),
             );
+        }
+        if name == "shale.blob-stats" {
+            let (files, moved) = {
+                let mut st = self.state.lock();
+                let mut files = st.versions.live_blob_files_all_versions();
+                files.extend(st.mem_blob);
+                files.extend(st.imm_blob);
+                (files, st.blob_gc_values)
+            };
+            let bytes: u64 = files
+                .iter()
+                .filter_map(|&n| {
+                    let path = crate::filename::blob_file_name(&self.dir, n);
+                    self.options.fs.file_size(&path).ok()
+                })
+                .sum();
+            return Some(format!(
+                "files: {}\nbytes: {bytes}\ngc moved values: {moved}\n",
+                files.len()
+            ));
         }
         let rest = name.strip_prefix("leveldb.")?;
         let st = self.state.lock();

@@ -114,17 +114,22 @@ impl DbInner {
             MemGet::Value(v) => {
                 value.clear();
                 value.extend_from_slice(v);
-                Some(true)
+                Some(Ok(true))
             }
-            MemGet::Deleted => Some(false),
+            MemGet::Blob(pointer) => Some(
+                self.blob_cache
+                    .read_value(key, pointer, value)
+                    .map(|()| true),
+            ),
+            MemGet::Deleted => Some(Ok(false)),
             MemGet::NotFound => None,
         };
         if let Some(found) = from_memtable(sv.mem.get(&lk), value) {
-            return Ok(found);
+            return found;
         }
         if let Some(imm) = &sv.imm {
             if let Some(found) = from_memtable(imm.get(&lk), value) {
-                return Ok(found);
+                return found;
             }
         }
         let (found, charge) = sv.current.get(
@@ -140,6 +145,14 @@ impl DbInner {
                 self.bg_cv.notify_one();
             }
         }
-        Ok(matches!(found, TableGet::Found))
+        match found {
+            TableGet::Found => Ok(true),
+            TableGet::Blob => {
+                let pointer = std::mem::take(value);
+                self.blob_cache.read_value(key, &pointer, value)?;
+                Ok(true)
+            }
+            TableGet::Deleted | TableGet::Absent => Ok(false),
+        }
     }
 }

@@ -3,6 +3,16 @@
 //! every log it does not cover is replayed into a memtable, record by record
 //! (`apply_log_record`), flushing to level-0 tables when the memtable fills;
 //! the last log may be reused for appending when it ends cleanly.
+//!
+//! A logged blob pointer (value separation, `blob/`) is checked before its
+//! record is applied: the blob record must exist, hold the key and match its
+//! CRC. The blob file is synced before the log only by a synchronous write,
+//! so a power cut may keep a log record and lose the value it points to;
+//! replay then ends at that record, exactly as at a torn log tail (later
+//! records, and later logs, which no longer continue the sequence, are
+//! dropped): a prefix of the writes, never a wrong value. A log whose
+//! records point into blob files is not reused: the memtable's blob file
+//! is always one the write path made in this run.
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -13,7 +23,7 @@ use crate::batch::{check_update, WriteBatch};
 use crate::db::core::{insert_into, new_memtable, DbInner, State};
 use crate::error::{Error, Result};
 use crate::filename::{log_file_name, parse_file_name, FileType};
-use crate::keys::{SequenceNumber, MAX_SEQUENCE_NUMBER};
+use crate::keys::{SequenceNumber, ValueType, MAX_SEQUENCE_NUMBER};
 use crate::log;
 use crate::memtable::MemTable;
 use crate::version::edit::VersionEdit;
@@ -31,6 +41,8 @@ struct Replay {
     /// (see [`DbInner::replay_log`]): neither it nor any later log was
     /// replayed.
     gap: bool,
+    /// A replayed record held a blob pointer.
+    blobs: bool,
 }
 
 impl DbInner {
@@ -53,7 +65,11 @@ impl DbInner {
                 expected.remove(&number);
                 // (Numbers beyond any we hand out cannot collide; a stray one
                 // must not exhaust the numbers.)
-                if matches!(t, FileType::Table | FileType::Temp) && number <= MAX_FILE_NUMBER {
+                // Blob files too: the logs may point into one made after the
+                // MANIFEST's last edit, which a new file must not replace.
+                if matches!(t, FileType::Table | FileType::Temp | FileType::BlobFile)
+                    && number <= MAX_FILE_NUMBER
+                {
                     highest_table = highest_table.max(Some(number));
                 }
                 if t == FileType::Log && (number >= min_log || number == prev_log) {
@@ -110,7 +126,7 @@ impl DbInner {
             if replay.gap {
                 break;
             }
-            if may_reuse && !replay.flushed {
+            if may_reuse && !replay.flushed && !replay.blobs {
                 reusable = replay.clean_end.map(|len| (number, len));
             }
         }
@@ -138,7 +154,12 @@ impl DbInner {
         }
         edit.log_number = Some(st.logfile_number);
         edit.prev_log_number = Some(0);
-        let changed = !edit.new_files.is_empty()
+        if self.options.blob_threshold.is_some() && !st.versions.uses_blobs {
+            // From now on LevelDB refuses the database (see `version/edit.rs`).
+            edit.uses_blobs = true;
+        }
+        let changed = edit.uses_blobs
+            || !edit.new_files.is_empty()
             || st.logfile_number != st.versions.log_number
             || st.versions.prev_log_number != 0;
         if new_manifest {
@@ -258,6 +279,16 @@ impl DbInner {
                 }
             }
             first_in_log = false;
+            let (record, blobs) = self.check_blob_pointers(record, &mut outcome.blobs);
+            if let Err(e) = blobs {
+                self.info_log.log(&format!(
+                    "{}: the record at offset {offset} points to a value that is not in its \
+                     blob file ({e}); replay of the log ends there",
+                    path.display()
+                ));
+                skipped = true;
+                break;
+            }
             end_of_records = log::writer::record_end(offset, record.len());
             let mem = st.mem.clone();
             if let Err(e) = apply_log_record(&mem, record, replayed) {
@@ -290,6 +321,35 @@ impl DbInner {
             outcome.clean_end = file_len;
         }
         Ok(outcome)
+    }
+}
+
+impl DbInner {
+    /// Reads the value of every blob pointer of the logged batch `record`
+    /// (given back), checking that it is there whole; sets `seen` if there
+    /// was one. A malformed batch is left for `apply_log_record` to report.
+    fn check_blob_pointers(&self, record: Vec<u8>, seen: &mut bool) -> (Vec<u8>, Result<()>) {
+        if record.len() < crate::batch::HEADER_SIZE {
+            return (record, Ok(()));
+        }
+        let batch = match WriteBatch::from_contents(record) {
+            Ok(b) => b,
+            Err(e) => return (Vec::new(), Err(e)),
+        };
+        let mut failure = None;
+        let mut value = Vec::new();
+        let _ = batch.for_each(|t, key, pointer| {
+            if t != ValueType::BlobIndex {
+                return Ok(());
+            }
+            *seen = true;
+            if let Err(e) = self.blob_cache.read_value(key, pointer, &mut value) {
+                failure = Some(e);
+                return Err(Error::bad_data("stop"));
+            }
+            Ok(())
+        });
+        (batch.into_contents(), failure.map_or(Ok(()), Err))
     }
 }
 

@@ -7,11 +7,18 @@
 //! MANIFEST places every table at level 0. Replaced files are moved to
 //! `lost/`, never deleted. Data in damaged parts of files is lost, as little
 //! else as possible.
+//!
+//! Blob files (value separation) are kept where they are: each table's
+//! blob files are found again by reading its pointers, and a logged batch
+//! whose pointer leads to no intact blob record is skipped like a damaged
+//! one. The new MANIFEST is marked as using blob files when any is left.
 
 use std::cmp::Ordering;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::blob::format::BlobPointer;
+use crate::blob::reader::BlobCache;
 use crate::db::builder::build_table;
 use crate::db::core::sanitize;
 use crate::db::recovery::apply_log_record;
@@ -21,7 +28,7 @@ use crate::filename::{
     table_file_name, FileType,
 };
 use crate::iter::InternalIterator;
-use crate::keys::{parse_internal_key, InternalKey, InternalKeyComparator};
+use crate::keys::{parse_internal_key, InternalKey, InternalKeyComparator, ValueType};
 use crate::log;
 use crate::memtable::MemTable;
 use crate::options::Options;
@@ -74,6 +81,7 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<()> {
     let mut logs = Vec::new();
     let mut tables = Vec::new();
     let mut manifests = Vec::new();
+    let mut has_blob_files = false;
     let mut next_number = 1u64;
     for name in fs.children(dir)? {
         if let Some((number, t)) = parse_file_name(&name) {
@@ -86,6 +94,7 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<()> {
                 FileType::Log => logs.push(number),
                 FileType::Table => tables.push(number),
                 FileType::Descriptor => manifests.push(name),
+                FileType::BlobFile => has_blob_files = true,
                 _ => {}
             }
         }
@@ -105,6 +114,8 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<()> {
     };
 
     // Logs become tables. Their batches are checked as recovery checks them.
+    let blobs = BlobCache::new(fs.clone(), dir, options.comparator.clone());
+    let mut blob_value = Vec::new();
     let mut max_sequence = 0u64;
     for number in logs {
         let path = log_file_name(dir, number);
@@ -113,8 +124,22 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<()> {
         let mut reader = log::Reader::new(file, path.clone(), None, true, 0);
         let mut scratch = Vec::new();
         while let Ok(Some(record)) = reader.read_record(&mut scratch) {
-            // A damaged batch is skipped; `max_sequence` only grows.
-            let _ = apply_log_record(&mem, record.to_vec(), &mut max_sequence);
+            // A damaged batch is skipped, and so is one that points to a
+            // lost value; `max_sequence` only grows.
+            let Ok(batch) = crate::batch::WriteBatch::from_contents(record.to_vec()) else {
+                continue;
+            };
+            let lost_value = batch
+                .for_each(|t, key, pointer| {
+                    if t == ValueType::BlobIndex {
+                        blobs.read_value(key, pointer, &mut blob_value)?;
+                    }
+                    Ok(())
+                })
+                .is_err();
+            if !lost_value {
+                let _ = apply_log_record(&mem, batch.into_contents(), &mut max_sequence);
+            }
         }
         let table_number = next_number;
         next_number = next_number.saturating_add(1);
@@ -145,10 +170,11 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<()> {
             },
         };
         match scan_table(&icmp, &table_cache, number, size) {
-            Ok(Some((smallest, largest, seq))) => {
+            Ok(Some((smallest, largest, seq, blob_files))) => {
                 max_sequence = max_sequence.max(seq);
-                edit.new_files
-                    .push((0, FileMetaData::new(number, size, smallest, largest)));
+                let mut meta = FileMetaData::new(number, size, smallest, largest);
+                meta.blob_files = blob_files;
+                edit.new_files.push((0, meta));
             }
             Ok(None) => {
                 // Empty table: nothing to keep.
@@ -191,6 +217,8 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<()> {
     edit.log_number = Some(0);
     edit.next_file_number = Some(next_number);
     edit.last_sequence = Some(max_sequence);
+    edit.uses_blobs =
+        has_blob_files || edit.new_files.iter().any(|(_, f)| !f.blob_files.is_empty());
     let manifest = descriptor_file_name(dir, manifest_number);
     let mut w = log::Writer::new(fs.new_writable_file(&manifest)?);
     let mut record = Vec::new();
@@ -204,13 +232,18 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<()> {
 
 /// The key range and largest sequence of a table read whole, `None` if empty.
 /// Keys out of order are corruption.
+/// What a scan of a sound table finds: its smallest and largest keys, its
+/// largest sequence number and the blob files it points into.
+type ScannedTable = (InternalKey, InternalKey, u64, Vec<u64>);
+
 fn scan_table(
     icmp: &InternalKeyComparator,
     tc: &TableCache,
     number: u64,
     size: u64,
-) -> Result<Option<(InternalKey, InternalKey, u64)>> {
+) -> Result<Option<ScannedTable>> {
     let table = tc.table(number, size)?;
+    let mut blob_files = std::collections::BTreeSet::new();
     let mut it = table.iter(true, false);
     it.seek_to_first();
     let mut smallest = None;
@@ -220,6 +253,9 @@ fn scan_table(
         let key = it.key();
         let p = parse_internal_key(key).ok_or_else(|| Error::bad_data("bad internal key"))?;
         max_seq = max_seq.max(p.sequence);
+        if p.value_type == ValueType::BlobIndex {
+            blob_files.insert(BlobPointer::decode(it.value())?.file);
+        }
         if smallest.is_some() && icmp.compare(&largest, key) != std::cmp::Ordering::Less {
             return Err(Error::bad_data("table keys out of order"));
         }
@@ -236,6 +272,7 @@ fn scan_table(
             InternalKey::from_encoded(s),
             InternalKey::from_encoded(largest),
             max_seq,
+            blob_files.into_iter().collect(),
         )
     }))
 }
@@ -286,6 +323,7 @@ fn salvage_table(
     let mut smallest = None;
     let mut largest = Vec::new();
     let mut max_seq = 0;
+    let mut blob_files = std::collections::BTreeSet::new();
     index.seek_to_first();
     while index.valid() {
         let block = BlockHandle::decode_from(&mut &index.value()[..])
@@ -300,7 +338,15 @@ fn salvage_table(
             let key = it.key();
             // Entries the builder would refuse (out of order) are dropped too.
             let in_order = smallest.is_none() || cmp.compare(&largest, key) == Ordering::Less;
-            if let (Some(p), true) = (parse_internal_key(key), in_order) {
+            // A blob pointer that does not decode is damage too.
+            let pointer = match parse_internal_key(key) {
+                Some(p) if p.value_type == ValueType::BlobIndex => {
+                    BlobPointer::decode(it.value()).ok().map(|b| Some(b.file))
+                }
+                _ => Some(None),
+            };
+            if let (Some(p), true, Some(blob)) = (parse_internal_key(key), in_order, pointer) {
+                blob_files.extend(blob);
                 max_seq = max_seq.max(p.sequence);
                 if smallest.is_none() {
                     smallest = Some(key.to_vec());
@@ -320,15 +366,14 @@ fn salvage_table(
         }
         Some(s) => {
             let new_size = builder.finish()?;
-            Ok(Some((
-                FileMetaData::new(
-                    new_number,
-                    new_size,
-                    InternalKey::from_encoded(s),
-                    InternalKey::from_encoded(largest),
-                ),
-                max_seq,
-            )))
+            let mut meta = FileMetaData::new(
+                new_number,
+                new_size,
+                InternalKey::from_encoded(s),
+                InternalKey::from_encoded(largest),
+            );
+            meta.blob_files = blob_files.into_iter().collect();
+            Ok(Some((meta, max_seq)))
         }
     }
 }

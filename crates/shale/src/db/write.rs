@@ -28,6 +28,18 @@
 //!   (`bg_error`): the numbers are never published, and the groups after it
 //!   fail too instead of waiting for it.
 //!
+//! Value separation (`Options::blob_threshold`): before the group is logged,
+//! the leader appends each value of at least the threshold to the
+//! memtable's blob file (created on the first such value, numbered from the
+//! file counter) and logs and inserts a copy of the group's record in which
+//! those values are blob pointers (`ValueType::BlobIndex`): a large value is
+//! written once, read from the caller's batch. The blob file is flushed
+//! before the log append (so readers find what the memtable points to) and,
+//! for a group with `sync`, synced before the log is. Its bytes count
+//! toward the memtable's size. With separation on, the leader inserts the
+//! whole group itself even with concurrent memtable writes: the members'
+//! batches still hold the large values, the rewritten record does not.
+//!
 //! A queued writer (`Writer`, `writer_state` in `db/core.rs`) waits on its
 //! own signal: `WAITING`, then `LEAD` whenever the write path is released
 //! while it is at the queue's front (it leads, or goes back to `WAITING` if
@@ -42,14 +54,15 @@ use std::time::Duration;
 use parking_lot::{Mutex, MutexGuard};
 
 use crate::batch::{check_update, WriteBatch};
+use crate::blob::writer::BlobWriter;
 use crate::db::core::{
-    insert_into, panic_message, writer_state, Db, DbInner, GroupInserts, PublishWaiter, State,
-    Writer,
+    blob_error, insert_into, panic_message, writer_state, Db, DbInner, GroupInserts, PublishWaiter,
+    State, Writer,
 };
 use crate::db::handoff::{Latch, Signal};
 use crate::error::{Error, Result};
 use crate::filename::log_file_name;
-use crate::keys::{SequenceNumber, MAX_SEQUENCE_NUMBER};
+use crate::keys::{SequenceNumber, ValueType, MAX_SEQUENCE_NUMBER};
 use crate::log;
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
@@ -263,7 +276,8 @@ impl DbInner {
         let log_number = st.logfile_number;
         drop(st);
 
-        let concurrent = self.options.concurrent_memtable_writes;
+        let concurrent =
+            self.options.concurrent_memtable_writes && self.options.blob_threshold.is_none();
         let mut record = batch;
         let mut own = None;
         if !members.is_empty() {
@@ -273,7 +287,25 @@ impl DbInner {
             }
         }
         record.set_sequence(first);
-        if let Err(e) = self.write_log(&record, sync, log_number) {
+        let mut synced_dir_for = log_number;
+        if let Some(threshold) = self.options.blob_threshold {
+            match self.separate_values(&record, threshold, sync) {
+                Ok((small, blob_number)) => {
+                    if let Some(small) = small {
+                        record = small;
+                    }
+                    synced_dir_for = synced_dir_for.max(blob_number.unwrap_or(0));
+                }
+                Err(e) => {
+                    // The blob file's length is unknown now: as for the log,
+                    // later writes fail too, naming this cause.
+                    let mut st = self.state.lock();
+                    st.bg_error.get_or_insert_with(|| e.duplicate());
+                    return (st, Err(e));
+                }
+            }
+        }
+        if let Err(e) = self.write_log(&record, sync, synced_dir_for, log_number) {
             // A failed append or sync leaves the log in an unknown state (a
             // torn record, data the kernel may have dropped): later writes
             // must fail too, naming this cause.
@@ -309,16 +341,103 @@ impl DbInner {
         (st, Err(e))
     }
 
+    /// Writes the values of `record` of at least `threshold` bytes to the
+    /// memtable's blob file (creating it first if needed) and returns a copy
+    /// of the record with blob pointers in their place (`None` when no value
+    /// is that large), and the number of the memtable's blob file, if it has
+    /// one. The file is flushed, and with `sync` synced (even when this
+    /// group wrote nothing to it: the writes before it did; its directory
+    /// entry is the caller's to sync). Called by the owner of the write path.
+    fn separate_values(
+        &self,
+        record: &WriteBatch,
+        threshold: usize,
+        sync: bool,
+    ) -> Result<(Option<WriteBatch>, Option<u64>)> {
+        let large = |t: ValueType, value: &[u8]| t == ValueType::Value && value.len() >= threshold;
+        let mut any = false;
+        record.for_each(|t, _, value| {
+            any |= large(t, value);
+            Ok(())
+        })?;
+        if !any {
+            let mut guard = self.blob.lock();
+            let Some(blob) = guard.as_mut() else {
+                return Ok((None, None));
+            };
+            if sync {
+                // A synchronous write makes the writes before it durable
+                // too, and their values may be in the blob file.
+                blob.sync()
+                    .map_err(|e| blob_error(blob.number(), blob.path(), e))?;
+            }
+            return Ok((None, Some(blob.number())));
+        }
+        if self.blob.lock().is_none() {
+            let mut st = self.state.lock();
+            let number = st.versions.new_file_number();
+            match BlobWriter::create(&*self.options.fs, &self.dir, number) {
+                Ok(w) => {
+                    st.mem_blob = Some(number);
+                    *self.blob.lock() = Some(w);
+                }
+                Err(e) => {
+                    st.versions.reuse_file_number(number);
+                    return Err(e);
+                }
+            }
+        }
+        let mut guard = self.blob.lock();
+        let Some(blob) = guard.as_mut() else {
+            return Err(Error::Background("no blob file".into()));
+        };
+        let mut small = WriteBatch::with_capacity(256);
+        small.set_sequence(record.sequence());
+        let mut pointer = Vec::new();
+        let written = record.for_each(|t, key, value| {
+            if large(t, value) {
+                let p = blob.add(key, value)?;
+                pointer.clear();
+                p.encode(&mut pointer);
+                small.put_blob_index(key, &pointer)
+            } else {
+                small.copy_op(t, key, value)
+            }
+        });
+        let result =
+            written.and_then(|()| blob.flush()).and_then(
+                |()| {
+                    if sync {
+                        blob.sync()
+                    } else {
+                        Ok(())
+                    }
+                },
+            );
+        if let Err(e) = result {
+            return Err(blob_error(blob.number(), blob.path(), e));
+        }
+        self.blob_bytes.store(blob.len(), Ordering::Relaxed);
+        Ok((Some(small), Some(blob.number())))
+    }
+
     /// Appends the group's record to the current log (number `log_number`).
-    /// With `sync`, the log's directory entry and the log it replaced (the
-    /// writes before it) are made durable first, and the log after the
-    /// append.
-    fn write_log(&self, record: &WriteBatch, sync: bool, log_number: u64) -> Result<()> {
+    /// With `sync`, the directory entries of files up to number
+    /// `newest_file` (the log, and the blob file the record points into)
+    /// and the log it replaced (the writes before it) are made durable
+    /// first, and the log after the append.
+    fn write_log(
+        &self,
+        record: &WriteBatch,
+        sync: bool,
+        newest_file: u64,
+        log_number: u64,
+    ) -> Result<()> {
         if sync {
             // A synchronous write is durable only once the log's directory
             // entry is; after the first write to a new log this is a check
             // of a counter.
-            self.sync_dir_for_log(log_number)?;
+            self.sync_dir_for_log(newest_file.max(log_number))?;
             self.sync_prev_log()?;
         }
         let mut log = self.log.lock();
@@ -481,7 +600,10 @@ impl DbInner {
                 self.bg_cv.notify_one();
                 self.work_done_cv.wait_for(st, Duration::from_millis(1));
                 allow_delay = false;
-            } else if !force && st.mem.approximate_memory_usage() <= self.options.write_buffer_size
+            } else if !force
+                && st.mem.approximate_memory_usage()
+                    + self.blob_bytes.load(Ordering::Relaxed) as usize
+                    <= self.options.write_buffer_size
             {
                 return Ok(());
             } else if st.last_allocated != st.versions.last_sequence {
@@ -513,6 +635,11 @@ impl DbInner {
                 // writes it holds may not have been.
                 let replaced = self.log.lock().replace(log::Writer::new(file));
                 *self.prev_log.lock() = replaced;
+                // The memtable's blob file goes with it.
+                let replaced_blob = self.blob.lock().take();
+                *self.prev_blob.lock() = replaced_blob;
+                self.blob_bytes.store(0, Ordering::Relaxed);
+                st.imm_blob = st.mem_blob.take();
                 st.logfile_number = number;
                 let full = std::mem::replace(
                     &mut st.mem,

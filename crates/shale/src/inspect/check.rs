@@ -214,6 +214,21 @@ pub fn check_with(dir: &Path, progress: &mut dyn FnMut(u64)) -> Result<CheckRepo
                 check_table(&path, meta, &mut report, progress);
             }
             FileKind::Log => check_log(&path, &mut report, progress),
+            FileKind::Blob => {
+                note(&mut report, &path, progress);
+                if let Err(e) = super::blob_records(&path) {
+                    // The values at and after the damage are lost; which
+                    // keys point to them only their tables tell.
+                    report.damage.push(damage(
+                        &path,
+                        e,
+                        Affected::Keys {
+                            first: None,
+                            last: None,
+                        },
+                    ));
+                }
+            }
             // The current MANIFEST was read above; older ones are
             // obsolete and hold nothing the database needs.
             FileKind::Manifest => note(&mut report, &path, progress),

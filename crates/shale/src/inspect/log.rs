@@ -228,6 +228,9 @@ pub enum UpdateKind {
     Put,
     /// Removes the key.
     Delete,
+    /// Sets the key to the value in a blob file that the update's value,
+    /// a blob pointer, addresses (value separation; Shale's own tag 0x11).
+    PutBlob,
 }
 
 /// One update of a [`Batch`].
@@ -307,6 +310,15 @@ pub fn decode_batch(record: &[u8]) -> Result<Batch> {
                 let value = slice(&mut input).ok_or_else(|| bad("put"))?;
                 updates.push(Update {
                     kind: UpdateKind::Put,
+                    key,
+                    value,
+                });
+            }
+            0x11 => {
+                let key = slice(&mut input).ok_or_else(|| bad("blob put"))?;
+                let value = slice(&mut input).ok_or_else(|| bad("blob put"))?;
+                updates.push(Update {
+                    kind: UpdateKind::PutBlob,
                     key,
                     value,
                 });

@@ -1,7 +1,8 @@
 //! Decoding single database files, for tools that show or check them
 //! (`shale dump`, `shale check`): write-ahead logs and their write
 //! batches, tables (footer, metaindex, filter, index, data blocks and
-//! entries), MANIFESTs (version edits) and CURRENT.
+//! entries), blob files (value separation), MANIFESTs (version edits) and
+//! CURRENT.
 //!
 //! Everything here only reads, takes no lock and trusts no byte: damage is
 //! reported as [`Error::Corruption`] naming the file and the offset, or
@@ -35,6 +36,7 @@
 //! # Ok(()) }
 //! ```
 
+mod blob;
 mod check;
 mod log;
 mod manifest;
@@ -42,6 +44,7 @@ mod table;
 
 use std::path::Path;
 
+pub use self::blob::{blob_records, BlobRecord};
 pub use self::check::{check, check_with, Affected, CheckReport, Damage};
 pub use self::log::{decode_batch, log_records, Batch, LogEntry, LogRecords, Update, UpdateKind};
 pub use self::manifest::{
@@ -88,6 +91,8 @@ pub enum FileKind {
     InfoLog,
     /// A temporary file, `NNNNNN.dbtmp`.
     Temp,
+    /// A blob file of separated values, `NNNNNN.blob`.
+    Blob,
     /// Anything else.
     Unknown,
 }
@@ -112,6 +117,7 @@ pub fn file_kind(path: &Path) -> FileKind {
         Some((_, FileType::DbLock)) => FileKind::Lock,
         Some((_, FileType::InfoLog)) => FileKind::InfoLog,
         Some((_, FileType::Temp)) => FileKind::Temp,
+        Some((_, FileType::BlobFile)) => FileKind::Blob,
         _ => FileKind::Unknown,
     }
 }

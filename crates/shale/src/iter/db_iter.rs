@@ -15,6 +15,11 @@
 //! - An internal key that cannot be parsed is a corruption: the error is kept
 //!   and the iterator stops for good.
 //!
+//! - An entry of type `BlobIndex` holds a pointer to its value in a blob
+//!   file: once the iterator stops on one, the value is read through the
+//!   [`BlobResolver`] into `blob_value`, which `value` then returns; a
+//!   failure to read it stops the iterator with that error.
+//!
 //! Going forward over many hidden entries of one key (old versions, or
 //! versions newer than the sequence), the iterator re-seeks the inner
 //! iterator past them once more than `max_skip` were stepped over in a row.
@@ -39,6 +44,14 @@ pub const DEFAULT_MAX_SEQUENTIAL_SKIP: usize = 128;
 
 /// Saved values whose buffer exceeds the value by more than this are released.
 const MAX_SAVED_VALUE_SLACK: usize = 1 << 20;
+
+/// Reads the value a blob pointer addresses (see `blob/`): given the user
+/// key of the entry and the pointer, fills `out` with the value.
+pub trait BlobResolver: Send + Sync {
+    /// Reads the value of `user_key` that `pointer` addresses into `out`
+    /// (its old contents replaced).
+    fn resolve(&self, user_key: &[u8], pointer: &[u8], out: &mut Vec<u8>) -> Result<()>;
+}
 
 /// The hook called with an internal key about every [`READ_BYTES_PERIOD`]
 /// bytes read, so the database can count reads against the files they hit.
@@ -113,6 +126,11 @@ pub struct DbIterator<I: InternalIterator> {
     sampler: Option<ReadSampler>,
     /// A corruption met; it stops the iterator for good.
     error: Option<Error>,
+    /// Reads separated values; without it a blob pointer is corruption.
+    blobs: Option<std::sync::Arc<dyn BlobResolver>>,
+    /// The current entry is a blob pointer whose value is in `blob_value`.
+    is_blob: bool,
+    blob_value: Vec<u8>,
 }
 
 impl<I: InternalIterator> DbIterator<I> {
@@ -138,6 +156,41 @@ impl<I: InternalIterator> DbIterator<I> {
             max_skip: DEFAULT_MAX_SEQUENTIAL_SKIP,
             sampler: sample.map(|h| ReadSampler::new(h, READ_BYTES_PERIOD, 0x5a1e_5eed)),
             error: None,
+            blobs: None,
+            is_blob: false,
+            blob_value: Vec::new(),
+        }
+    }
+
+    /// Resolves blob pointers through `blobs`.
+    pub fn with_blobs(mut self, blobs: std::sync::Arc<dyn BlobResolver>) -> DbIterator<I> {
+        self.blobs = Some(blobs);
+        self
+    }
+
+    /// After the iterator stopped on an entry of type `t` (its user key
+    /// `key`, its raw value `raw`), reads a blob pointer's value; on failure
+    /// keeps the error and stops.
+    fn load_value(&mut self, t: ValueType, forward: bool) {
+        self.is_blob = t == ValueType::BlobIndex;
+        if !self.is_blob {
+            return;
+        }
+        let (key, raw) = if forward {
+            (extract_user_key(self.iter.key()), self.iter.value())
+        } else {
+            (&self.saved_key[..], &self.saved_value[..])
+        };
+        let result = match &self.blobs {
+            Some(b) => b.resolve(key, raw, &mut self.blob_value),
+            None => Err(Error::bad_data(
+                "a blob pointer met by an iterator that cannot read blob files",
+            )),
+        };
+        if let Err(e) = result {
+            self.error = Some(e);
+            self.is_blob = false;
+            self.finish();
         }
     }
 
@@ -224,6 +277,8 @@ impl<I: InternalIterator> DbIterator<I> {
                 } else {
                     self.valid = true;
                     self.saved_key.clear();
+                    let t = p.value_type;
+                    self.load_value(t, true);
                     return;
                 }
                 if hidden_run > self.max_skip {
@@ -317,6 +372,7 @@ impl<I: InternalIterator> DbIterator<I> {
             self.direction = Direction::Forward;
         } else {
             self.valid = true;
+            self.load_value(value_type, false);
         }
     }
 
@@ -453,6 +509,9 @@ impl<I: InternalIterator> InternalIterator for DbIterator<I> {
     #[inline]
     fn value(&self) -> &[u8] {
         debug_assert!(self.valid);
+        if self.is_blob {
+            return &self.blob_value;
+        }
         match self.direction {
             Direction::Forward => self.iter.value(),
             Direction::Reverse => &self.saved_value,
@@ -532,7 +591,7 @@ mod tests {
         let mut m = BTreeMap::new();
         for (k, _, t, v) in by_seq {
             match t {
-                ValueType::Value => m.insert(k.clone(), v.clone()),
+                ValueType::Value | ValueType::BlobIndex => m.insert(k.clone(), v.clone()),
                 ValueType::Deletion => m.remove(k),
             };
         }
@@ -986,5 +1045,74 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Resolves a pointer to the pointer's bytes reversed; fails for "bad".
+    struct Reverser;
+
+    impl BlobResolver for Reverser {
+        fn resolve(&self, _key: &[u8], pointer: &[u8], out: &mut Vec<u8>) -> Result<()> {
+            if pointer == b"bad" {
+                return Err(Error::corruption("/db/000009.blob", Some(12), "torn"));
+            }
+            out.clear();
+            out.extend(pointer.iter().rev());
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn blob_pointers_resolve_both_ways() {
+        const B: ValueType = ValueType::BlobIndex;
+        let writes = [
+            w("a", 1, B, "old"),
+            w("a", 3, V, "new"),
+            w("b", 2, B, "1ab"),
+            w("c", 4, B, "2ab"),
+            w("c", 5, D, ""),
+            w("d", 6, B, "3ab"),
+        ];
+        let mut it = DbIterator::new(&icmp(), VecIterator::internal(sorted(&writes)), 10, None)
+            .with_blobs(std::sync::Arc::new(Reverser));
+        let mut forward = Vec::new();
+        it.seek_to_first();
+        while it.valid() {
+            forward.push((it.key().to_vec(), it.value().to_vec()));
+            it.next();
+        }
+        let want: Vec<(Vec<u8>, Vec<u8>)> = [("a", "new"), ("b", "ba1"), ("d", "ba3")]
+            .iter()
+            .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
+            .collect();
+        assert_eq!(forward, want);
+        let mut backward = Vec::new();
+        it.seek_to_last();
+        while it.valid() {
+            backward.push((it.key().to_vec(), it.value().to_vec()));
+            it.prev();
+        }
+        backward.reverse();
+        assert_eq!(backward, want);
+        it.status().unwrap();
+        // At an older sequence, the older blob of "a".
+        let mut old = DbIterator::new(&icmp(), VecIterator::internal(sorted(&writes)), 2, None)
+            .with_blobs(std::sync::Arc::new(Reverser));
+        old.seek(b"a");
+        assert_eq!(old.value(), b"dlo");
+
+        // A pointer that does not resolve stops the iterator with its error;
+        // so does one met without a resolver.
+        let bad = [w("a", 1, V, "x"), w("b", 2, B, "bad")];
+        let mut it = DbIterator::new(&icmp(), VecIterator::internal(sorted(&bad)), 10, None)
+            .with_blobs(std::sync::Arc::new(Reverser));
+        it.seek_to_first();
+        it.next();
+        assert!(!it.valid());
+        let e = it.status().unwrap_err();
+        assert!(e.to_string().contains("000009.blob"), "{e}");
+        let mut none = DbIterator::new(&icmp(), VecIterator::internal(sorted(&bad)), 10, None);
+        none.seek_to_last();
+        assert!(!none.valid());
+        assert!(none.status().unwrap_err().is_corruption());
     }
 }

@@ -137,6 +137,8 @@ impl KeyComparator for MemTableKeyComparator {
 pub enum MemGet<'a> {
     /// The newest visible entry is a value (borrowed from the memtable).
     Value(&'a [u8]),
+    /// The newest visible entry is a blob pointer (borrowed from the memtable).
+    Blob(&'a [u8]),
     /// The newest visible entry is a deletion.
     Deleted,
     /// The memtable has no visible entry for the key.
@@ -237,6 +239,7 @@ impl MemTable {
         }
         match ValueType::from_u8(tag as u8) {
             Some(ValueType::Value) => MemGet::Value(value),
+            Some(ValueType::BlobIndex) => MemGet::Blob(value),
             Some(ValueType::Deletion) => MemGet::Deleted,
             None => MemGet::NotFound,
         }

@@ -14,7 +14,16 @@
 //! 7 new file          varint32 level, varint64 number, varint64 size,
 //!                     varstring smallest, varstring largest
 //! 9 prev log number   varint64
+//! 30 uses blob files  (no value)
+//! 31 table blob files varint32 level, varint64 table number,
+//!                     varint32 count, count x varint64 blob file number
 //! ```
+//!
+//! Tags 30 and 31 are Shale's own (value separation, `blob/`): 30 marks a
+//! database that uses blob files, 31 lists the blob files a table added by
+//! the same edit (an earlier 7 field) holds pointers into. LevelDB rejects
+//! tags it does not know, so it refuses such a MANIFEST with a corruption
+//! error instead of reading blob pointers as values.
 //!
 //! (Tag 8 was used by an old format and is rejected.) Decoding checks every
 //! field: levels are below [`NUM_LEVELS`], internal keys hold at least their
@@ -44,6 +53,8 @@ mod tag {
     pub const NEW_FILE: u32 = 7;
     // 8 was used for large value refs.
     pub const PREV_LOG_NUMBER: u32 = 9;
+    pub const USES_BLOB_FILES: u32 = 30;
+    pub const TABLE_BLOB_FILES: u32 = 31;
 }
 
 /// Bytes of table data that cost as much as one seek (LevelDB's estimate:
@@ -68,6 +79,9 @@ pub struct FileMetaData {
     /// Seeks left before the file should be compacted; readers on many
     /// threads decrement it through [`FileMetaData::record_seek`].
     pub allowed_seeks: AtomicI64,
+    /// The blob files the table holds pointers into, sorted, without
+    /// repeats (empty for a database without value separation).
+    pub blob_files: Vec<u64>,
 }
 
 impl FileMetaData {
@@ -84,6 +98,7 @@ impl FileMetaData {
             smallest,
             largest,
             allowed_seeks: AtomicI64::new(FileMetaData::initial_allowed_seeks(file_size)),
+            blob_files: Vec::new(),
         }
     }
 
@@ -128,6 +143,7 @@ impl Clone for FileMetaData {
             smallest: self.smallest.clone(),
             largest: self.largest.clone(),
             allowed_seeks: AtomicI64::new(self.allowed_seeks()),
+            blob_files: self.blob_files.clone(),
         }
     }
 }
@@ -140,6 +156,7 @@ impl PartialEq for FileMetaData {
             && self.file_size == other.file_size
             && self.smallest == other.smallest
             && self.largest == other.largest
+            && self.blob_files == other.blob_files
     }
 }
 
@@ -153,6 +170,7 @@ impl fmt::Debug for FileMetaData {
             .field("smallest", &self.smallest)
             .field("largest", &self.largest)
             .field("allowed_seeks", &self.allowed_seeks())
+            .field("blob_files", &self.blob_files)
             .finish()
     }
 }
@@ -176,6 +194,8 @@ pub struct VersionEdit {
     pub deleted_files: BTreeSet<(u32, u64)>,
     /// Files added: (level, metadata).
     pub new_files: Vec<(u32, FileMetaData)>,
+    /// The database uses blob files (see the module documentation).
+    pub uses_blobs: bool,
 }
 
 impl VersionEdit {
@@ -286,6 +306,22 @@ impl VersionEdit {
             put_length_prefixed_slice(dst, f.smallest.encoded());
             put_length_prefixed_slice(dst, f.largest.encoded());
         }
+        if self.uses_blobs {
+            put_varint32(dst, tag::USES_BLOB_FILES);
+        }
+        for (level, f) in &self.new_files {
+            if f.blob_files.is_empty() {
+                continue;
+            }
+            put_varint32(dst, tag::TABLE_BLOB_FILES);
+            put_varint32(dst, *level);
+            put_varint64(dst, f.number);
+            // A table holds fewer pointers than bytes, let alone blob files.
+            put_varint32(dst, u32::try_from(f.blob_files.len()).unwrap_or(u32::MAX));
+            for &b in f.blob_files.iter().take(u32::MAX as usize) {
+                put_varint64(dst, b);
+            }
+        }
     }
 
     /// Decodes an edit from a MANIFEST record. Errors are corruption without
@@ -338,6 +374,36 @@ impl VersionEdit {
                         level,
                         FileMetaData::new(number, file_size, smallest, largest),
                     ));
+                }
+                tag::USES_BLOB_FILES => edit.uses_blobs = true,
+                tag::TABLE_BLOB_FILES => {
+                    const FIELD: &str = "table blob files";
+                    let level = d.level(FIELD)?;
+                    let number = d.varint64(FIELD)?;
+                    let count = get_varint32(&mut d.input).ok_or_else(|| d.truncated(FIELD))?;
+                    // Each number takes at least a byte: a count beyond the
+                    // bytes left is damage, and allocates nothing.
+                    if count as usize > d.input.len() {
+                        return Err(d.error(at, format_args!("{count} blob files in {FIELD}")));
+                    }
+                    let mut files = Vec::with_capacity(count as usize);
+                    for _ in 0..count {
+                        files.push(d.varint64(FIELD)?);
+                    }
+                    files.sort_unstable();
+                    files.dedup();
+                    let Some((_, f)) = edit.new_files.iter_mut().find(|(l, f)| {
+                        *l == level && f.number == number && f.blob_files.is_empty()
+                    }) else {
+                        return Err(d.error(
+                            at,
+                            format_args!(
+                                "{FIELD} of table {number}, which the edit does not add \
+                                 (or whose blob files it lists already)"
+                            ),
+                        ));
+                    };
+                    f.blob_files = files;
                 }
                 other => return Err(d.error(at, format_args!("unknown tag {other}"))),
             }
@@ -426,6 +492,16 @@ impl fmt::Display for VersionEdit {
                 "  AddFile: {level} {} {} {:?} .. {:?}",
                 file.number, file.file_size, file.smallest, file.largest
             )?;
+            if !file.blob_files.is_empty() {
+                writeln!(
+                    f,
+                    "  BlobFiles: {level} {} {:?}",
+                    file.number, file.blob_files
+                )?;
+            }
+        }
+        if self.uses_blobs {
+            writeln!(f, "  UsesBlobFiles")?;
         }
         write!(f, "}}")
     }
@@ -477,6 +553,56 @@ mod tests {
         let decoded = VersionEdit::decode(&bytes).unwrap();
         assert_eq!(decoded, edit);
         assert_eq!(encoded(&decoded), bytes, "re-encoding is identical");
+    }
+
+    #[test]
+    fn blob_fields_round_trip_and_are_checked() {
+        let mut edit = full_edit();
+        edit.uses_blobs = true;
+        edit.new_files[1].1.blob_files = vec![3, 9, BIG];
+        let bytes = encoded(&edit);
+        let decoded = VersionEdit::decode(&bytes).unwrap();
+        assert_eq!(decoded, edit);
+        assert_eq!(decoded.new_files[1].1.blob_files, [3, 9, BIG]);
+        assert!(decoded.uses_blobs);
+        assert!(decoded.to_string().contains("BlobFiles"));
+
+        // The marker alone is the tag.
+        let marker = VersionEdit {
+            uses_blobs: true,
+            ..Default::default()
+        };
+        assert_eq!(encoded(&marker), [30]);
+
+        // Blob files of a table the edit does not add, or a count beyond
+        // the bytes left, are corruption.
+        let mut orphan = Vec::new();
+        put_varint32(&mut orphan, tag::TABLE_BLOB_FILES);
+        put_varint32(&mut orphan, 1);
+        put_varint64(&mut orphan, 42);
+        put_varint32(&mut orphan, 1);
+        put_varint64(&mut orphan, 7);
+        let e = VersionEdit::decode(&orphan).unwrap_err();
+        assert!(
+            e.is_corruption() && e.to_string().contains("does not add"),
+            "{e}"
+        );
+        let mut huge = Vec::new();
+        let mut with_table = VersionEdit::new();
+        with_table.add_file(
+            1,
+            42,
+            10,
+            InternalKey::new(b"a", 1, ValueType::Value),
+            InternalKey::new(b"b", 1, ValueType::Value),
+        );
+        with_table.encode(&mut huge);
+        put_varint32(&mut huge, tag::TABLE_BLOB_FILES);
+        put_varint32(&mut huge, 1);
+        put_varint64(&mut huge, 42);
+        put_varint32(&mut huge, u32::MAX);
+        let e = VersionEdit::decode(&huge).unwrap_err();
+        assert!(e.is_corruption(), "{e}");
     }
 
     #[test]

@@ -111,6 +111,8 @@ impl VersionSet {
         }
         edit.next_file_number = Some(self.next_file_number);
         edit.last_sequence = Some(self.last_sequence);
+        // Once marked, every later MANIFEST is (its snapshot carries it).
+        self.uses_blobs |= edit.uses_blobs;
 
         let mut builder = Builder::new(self.icmp.clone(), self.current.clone());
         builder.apply(edit, &mut self.compact_pointer);
@@ -250,6 +252,7 @@ impl VersionSet {
                 }
             }
             builder.apply(&edit, &mut self.compact_pointer);
+            self.uses_blobs |= edit.uses_blobs;
             log_number = edit.log_number.or(log_number);
             prev_log_number = edit.prev_log_number.or(prev_log_number);
             next_file = edit.next_file_number.or(next_file);
@@ -335,6 +338,7 @@ impl VersionSet {
     fn write_snapshot(&self, dst: &mut Vec<u8>) {
         let mut edit = VersionEdit {
             comparator: Some(self.icmp.user_comparator().name().to_string()),
+            uses_blobs: self.uses_blobs,
             ..Default::default()
         };
         for (level, ptr) in self.compact_pointer.iter().enumerate() {

@@ -71,6 +71,8 @@ pub struct VersionSet {
     pub(crate) live_versions: Vec<std::sync::Weak<Version>>,
     /// Where the next size compaction of each level starts (encoded internal keys).
     pub(crate) compact_pointer: [Vec<u8>; NUM_LEVELS],
+    /// The MANIFEST marks the database as using blob files (see `edit.rs`).
+    pub uses_blobs: bool,
 }
 
 impl VersionSet {
@@ -97,6 +99,7 @@ impl VersionSet {
             manifest_failed: None,
             live_versions: Vec::new(),
             compact_pointer: Default::default(),
+            uses_blobs: false,
         }
     }
 
@@ -141,6 +144,20 @@ impl VersionSet {
         self.live_versions.retain(|w| w.strong_count() > 0);
         for v in self.live_versions.iter().filter_map(|w| w.upgrade()) {
             live.extend(v.files.iter().flatten().map(|f| f.number));
+        }
+        live
+    }
+
+    /// Numbers of every blob file a table of any version still in use
+    /// holds pointers into.
+    pub fn live_blob_files_all_versions(&mut self) -> BTreeSet<u64> {
+        self.live_versions.retain(|w| w.strong_count() > 0);
+        let mut live = BTreeSet::new();
+        let versions = self.live_versions.iter().filter_map(|w| w.upgrade());
+        for v in versions.chain(std::iter::once(self.current.clone())) {
+            for f in v.files.iter().flatten() {
+                live.extend(f.blob_files.iter().copied());
+            }
         }
         live
     }
@@ -235,12 +252,11 @@ impl Builder {
             }
             self.deleted[level].remove(&f.number);
             self.added[level].retain(|g| g.number != f.number);
-            self.added[level].push(Arc::new(FileMetaData::new(
-                f.number,
-                f.file_size,
-                f.smallest.clone(),
-                f.largest.clone(),
-            )));
+            // A fresh seek budget, and the table's blob files.
+            let mut added =
+                FileMetaData::new(f.number, f.file_size, f.smallest.clone(), f.largest.clone());
+            added.blob_files = f.blob_files.clone();
+            self.added[level].push(Arc::new(added));
         }
     }
 

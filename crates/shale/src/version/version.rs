@@ -39,6 +39,8 @@ pub type LevelFiles = Vec<Arc<FileMetaData>>;
 pub enum TableGet {
     /// The newest visible entry is a value (written to the caller's buffer).
     Found,
+    /// The newest visible entry is a blob pointer (written to the caller's buffer).
+    Blob,
     /// The newest visible entry is a deletion.
     Deleted,
     /// No table holds the key.
@@ -135,6 +137,11 @@ impl Version {
                                     value.clear();
                                     value.extend_from_slice(v);
                                     Ok(Some(TableGet::Found))
+                                }
+                                ValueType::BlobIndex => {
+                                    value.clear();
+                                    value.extend_from_slice(v);
+                                    Ok(Some(TableGet::Blob))
                                 }
                                 ValueType::Deletion => Ok(Some(TableGet::Deleted)),
                             }

@@ -50,10 +50,12 @@ pub struct Config {
     pub paranoid: bool,
     /// `Options::concurrent_memtable_writes`.
     pub concurrent_memtable_writes: bool,
+    /// `Options::blob_threshold`.
+    pub blob_threshold: Option<usize>,
 }
 
 /// The option sets the tests run under.
-pub const CONFIGS: [Config; 5] = [
+pub const CONFIGS: [Config; 6] = [
     Config {
         name: "default",
         reuse_logs: false,
@@ -61,6 +63,7 @@ pub const CONFIGS: [Config; 5] = [
         bloom: false,
         paranoid: false,
         concurrent_memtable_writes: false,
+        blob_threshold: None,
     },
     Config {
         name: "reuse-logs",
@@ -69,6 +72,7 @@ pub const CONFIGS: [Config; 5] = [
         bloom: false,
         paranoid: false,
         concurrent_memtable_writes: false,
+        blob_threshold: None,
     },
     Config {
         name: "bloom-uncompressed",
@@ -77,6 +81,7 @@ pub const CONFIGS: [Config; 5] = [
         bloom: true,
         paranoid: false,
         concurrent_memtable_writes: false,
+        blob_threshold: None,
     },
     Config {
         name: "paranoid-reuse",
@@ -85,6 +90,7 @@ pub const CONFIGS: [Config; 5] = [
         bloom: true,
         paranoid: true,
         concurrent_memtable_writes: false,
+        blob_threshold: None,
     },
     Config {
         name: "concurrent-memtable",
@@ -93,6 +99,18 @@ pub const CONFIGS: [Config; 5] = [
         bloom: true,
         paranoid: false,
         concurrent_memtable_writes: true,
+        blob_threshold: None,
+    },
+    Config {
+        // Values of 512 bytes and more (about two in three) in blob files;
+        // `reuse_logs` asks for what a log with blob pointers must refuse.
+        name: "blobs",
+        reuse_logs: true,
+        compression: CompressionType::Snappy,
+        bloom: false,
+        paranoid: false,
+        concurrent_memtable_writes: false,
+        blob_threshold: Some(512),
     },
 ];
 
@@ -118,6 +136,7 @@ impl Config {
             reuse_logs: self.reuse_logs,
             paranoid_checks: self.paranoid,
             concurrent_memtable_writes: self.concurrent_memtable_writes,
+            blob_threshold: self.blob_threshold,
             filter_policy: self
                 .bloom
                 .then(|| Arc::new(BloomFilterPolicy::new(10)) as Arc<dyn shale::FilterPolicy>),
