@@ -245,7 +245,7 @@ mod tests {
         assert_eq!(o.studies, vec!["leveldb"]);
         assert!(!o.quick);
         assert_eq!(o.runs, None);
-        assert_eq!(o.engines.len(), 8);
+        assert_eq!(o.engines.len(), crate::engines::ENGINES.len());
         assert_eq!(o.out, PathBuf::from("report"));
     }
 

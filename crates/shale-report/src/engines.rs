@@ -2,7 +2,8 @@
 //! capability table: which workloads an engine cannot do, and why.
 //!
 //! Invariants: `ENGINES` lists every name db_bench's `--engine=` accepts, Shale
-//! first; a missing capability always carries the reason printed in its cell.
+//! first, then Shale's option variants; a missing capability always carries
+//! the reason printed in its cell.
 
 /// How an engine's memory is configured for the "4 MB" and "128 MB" settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,11 +67,15 @@ impl Capability {
     ];
 }
 
-/// One engine db_bench can drive.
+/// One engine db_bench can drive, or Shale with a non-default option (a
+/// variant: its own column, run only in the jobs that ask for variants).
 #[derive(Debug, PartialEq, Eq)]
 pub struct Engine {
-    /// Name passed to `--engine=`.
+    /// Column name; also the name passed to `--engine=` unless this is a
+    /// variant.
     pub name: &'static str,
+    /// A variant's engine and the db_bench flags that make it one.
+    pub variant_of: Option<(&'static str, &'static [&'static str])>,
     /// Debian package its library comes from (for `dpkg-query`), if any.
     pub debian_package: Option<&'static str>,
     /// How memory settings map onto it.
@@ -96,7 +101,26 @@ impl Engine {
     pub fn is_shale(&self) -> bool {
         self.name == "shale"
     }
+
+    /// Shale or one of its variants: a base of the ratio columns.
+    pub fn is_shale_family(&self) -> bool {
+        self.is_shale() || self.variant_of.is_some_and(|(e, _)| e == "shale")
+    }
+
+    /// The name db_bench's `--engine=` takes.
+    pub fn db_bench_engine(&self) -> &'static str {
+        self.variant_of.map_or(self.name, |(e, _)| e)
+    }
+
+    /// Flags a variant adds to every db_bench command.
+    pub fn variant_flags(&self) -> &'static [&'static str] {
+        self.variant_of.map_or(&[], |(_, f)| f)
+    }
 }
+
+/// The value-size threshold of the `shale-blobs` variant: values this large
+/// or larger go to blob files.
+pub const SHALE_BLOBS_THRESHOLD: &str = "--blob_threshold=4096";
 
 /// What db_bench's WiredTiger engines cannot do: db_bench loads
 /// WiredTiger's snappy extension and no other compressor.
@@ -112,8 +136,9 @@ const NO_DEFERRED_MERGES: (Capability, &str) = (
 );
 
 /// Every engine, Shale first, in column order.
-pub const ENGINES: [Engine; 8] = [
+pub const ENGINES: [Engine; 9] = [
     Engine {
+        variant_of: None,
         name: "shale",
         debian_package: None,
         memory: MemoryModel::WriteBufferAndCache,
@@ -122,6 +147,16 @@ pub const ENGINES: [Engine; 8] = [
         color: (0xd9, 0x5f, 0x02),
     },
     Engine {
+        name: "shale-blobs",
+        variant_of: Some(("shale", &[SHALE_BLOBS_THRESHOLD])),
+        debian_package: None,
+        memory: MemoryModel::WriteBufferAndCache,
+        lacks: &[],
+        note: "Shale with value separation (`Options::blob_threshold` 4096): values of 4 KB or more are written once, to blob files; runs in the sections that ask for it (large values)",
+        color: (0xa6, 0x36, 0x03),
+    },
+    Engine {
+        variant_of: None,
         name: "leveldb",
         debian_package: Some("libleveldb-dev"),
         memory: MemoryModel::WriteBufferAndCache,
@@ -133,6 +168,7 @@ pub const ENGINES: [Engine; 8] = [
         color: (0x02, 0x55, 0xdf),
     },
     Engine {
+        variant_of: None,
         name: "rocksdb",
         debian_package: Some("librocksdb-dev"),
         memory: MemoryModel::WriteBufferAndCache,
@@ -141,6 +177,7 @@ pub const ENGINES: [Engine; 8] = [
         color: (0x6a, 0x3d, 0x9a),
     },
     Engine {
+        variant_of: None,
         name: "sqlite3",
         debian_package: Some("libsqlite3-dev"),
         memory: MemoryModel::SingleCache,
@@ -157,6 +194,7 @@ pub const ENGINES: [Engine; 8] = [
         color: (0x7a, 0xb0, 0x2c),
     },
     Engine {
+        variant_of: None,
         name: "kyoto-treedb",
         debian_package: Some("libkyotocabinet-dev"),
         memory: MemoryModel::SingleCache,
@@ -179,6 +217,7 @@ pub const ENGINES: [Engine; 8] = [
         color: (0xdf, 0x55, 0x55),
     },
     Engine {
+        variant_of: None,
         name: "wiredtiger-lsm",
         debian_package: Some("libwiredtiger-dev"),
         memory: MemoryModel::SingleCache,
@@ -187,6 +226,7 @@ pub const ENGINES: [Engine; 8] = [
         color: (0x1b, 0x9e, 0x77),
     },
     Engine {
+        variant_of: None,
         name: "wiredtiger-btree",
         debian_package: Some("libwiredtiger-dev"),
         memory: MemoryModel::SingleCache,
@@ -195,6 +235,7 @@ pub const ENGINES: [Engine; 8] = [
         color: (0xe7, 0x29, 0x8a),
     },
     Engine {
+        variant_of: None,
         name: "lmdb",
         debian_package: Some("liblmdb-dev"),
         memory: MemoryModel::OsPageCache,
@@ -243,7 +284,12 @@ mod tests {
         // Block types: zstd and lz4 for Shale and RocksDB only.
         for e in &ENGINES {
             let zstd = e.lacks(Capability::ZstdLz4Blocks).is_none();
-            assert_eq!(zstd, ["shale", "rocksdb"].contains(&e.name), "{}", e.name);
+            assert_eq!(
+                zstd,
+                ["shale", "shale-blobs", "rocksdb"].contains(&e.name),
+                "{}",
+                e.name
+            );
             let snappy = e.lacks(Capability::SnappyBlocks).is_none();
             assert_eq!(
                 snappy,

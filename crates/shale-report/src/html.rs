@@ -39,16 +39,21 @@ code{font-size:13px}p.note{color:#333}";
 fn table_html(t: &Table) -> String {
     let mut notes: Vec<String> = Vec::new();
     let mut s = String::from("<table class=\"speed\">\n<tr><th>workload (ops/s)</th>");
-    let peers: Vec<&str> = t
+    let peers: Vec<String> = t
         .rows
         .first()
-        .map(|r| r.ratios(&t.engines).into_iter().map(|(p, _)| p).collect())
+        .map(|r| {
+            r.ratio_columns(&t.engines)
+                .into_iter()
+                .map(|(p, _)| p)
+                .collect()
+        })
         .unwrap_or_default();
     for e in &t.engines {
         s.push_str(&format!("<th>{}</th>", esc(e)));
     }
     for p in &peers {
-        s.push_str(&format!("<th>shale/{}</th>", esc(p)));
+        s.push_str(&format!("<th>{}</th>", esc(p)));
     }
     s.push_str("</tr>\n");
     for row in &t.rows {
@@ -65,7 +70,7 @@ fn table_html(t: &Table) -> String {
                 )),
             }
         }
-        for (_, r) in row.ratios(&t.engines) {
+        for (_, r) in row.ratio_columns(&t.engines) {
             s.push_str(&format!("<td class=\"n\">{}</td>", fmt_ratio(r)));
         }
         s.push_str("</tr>\n");

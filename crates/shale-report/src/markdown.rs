@@ -157,8 +157,8 @@ pub fn esc(s: &str) -> String {
 pub fn render_table(t: &Table) -> String {
     let mut s = format!("## {}\n\n{}\n\n", esc(&t.title), t.note);
     let mut notes: Vec<String> = Vec::new();
-    let ratios_of = |row: &crate::tables::Row| row.ratios(&t.engines);
-    let peers: Vec<&str> = t
+    let ratios_of = |row: &crate::tables::Row| row.ratio_columns(&t.engines);
+    let peers: Vec<String> = t
         .rows
         .first()
         .map(|r| ratios_of(r).into_iter().map(|(p, _)| p).collect())
@@ -168,7 +168,7 @@ pub fn render_table(t: &Table) -> String {
         s.push_str(&format!(" {e} |"));
     }
     for p in &peers {
-        s.push_str(&format!(" shale/{p} |"));
+        s.push_str(&format!(" {p} |"));
     }
     s.push_str("\n|---|");
     for _ in 0..t.engines.len() + peers.len() {

@@ -230,7 +230,8 @@ pub fn nominal_ops_per_sec(bench: &str, engine: &Engine, job: &Job) -> f64 {
         Some(bytes) => bytes <= 8 << 20,
         None => !engine.name.starts_with("wiredtiger"),
     };
-    let [seq, random, overwrite, read, scan] = baseline_micros(engine.name, job.num, small_cache);
+    let [seq, random, overwrite, read, scan] =
+        baseline_micros(engine.db_bench_engine(), job.num, small_cache);
     let micros = match bench {
         "fillseq" | "putseq" => seq,
         "fillrandom" | "putrandom" => random,

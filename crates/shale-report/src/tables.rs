@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 
+use crate::engines::Engine;
 use crate::parse::{last_run_of, BenchOutput, IterPhase};
 use crate::runner::{Outcome, StudyRun};
 use crate::stats::{median, median_index, ratio, summarize, Summary};
@@ -78,6 +79,24 @@ impl Row {
             .filter(|(i, _)| *i != si)
             .map(|(i, e)| (*e, ratio(shale, self.cells.get(i).and_then(Cell::center))))
             .collect()
+    }
+}
+
+impl Row {
+    /// The ratio columns: each of Shale's columns (`shale`, and its option
+    /// variants such as `shale-blobs`) over each peer, labelled
+    /// `base/peer`; empty when no Shale column is in the table.
+    pub fn ratio_columns(&self, engines: &[&str]) -> Vec<(String, Option<f64>)> {
+        let is_base = |e: &str| crate::engines::engine(e).is_some_and(|x| x.is_shale_family());
+        let mut out = Vec::new();
+        for (bi, base) in engines.iter().enumerate().filter(|(_, e)| is_base(e)) {
+            let b = self.cells.get(bi).and_then(Cell::center);
+            for (pi, peer) in engines.iter().enumerate().filter(|(_, e)| !is_base(e)) {
+                let r = ratio(b, self.cells.get(pi).and_then(Cell::center));
+                out.push((format!("{base}/{peer}"), r));
+            }
+        }
+        out
     }
 }
 
@@ -159,14 +178,22 @@ pub fn build_tables(run: &StudyRun) -> Vec<Table> {
 }
 
 fn build_table(run: &StudyRun, section: &Section) -> Table {
-    let engines: Vec<&'static str> = run.engines.iter().map(|e| e.name).collect();
+    // Option variants get a column only where the section's jobs run them.
+    let variants = section.lines.iter().any(|l| run.study.jobs[l.job].variants);
+    let columns: Vec<&'static Engine> = run
+        .engines
+        .iter()
+        .copied()
+        .filter(|e| e.variant_of.is_none() || variants)
+        .collect();
+    let engines: Vec<&'static str> = columns.iter().map(|e| e.name).collect();
     let rule = run.study.aggregation;
     let mut rows = Vec::new();
     for line in &section.lines {
         let job = &run.study.jobs[line.job];
         let mut cells = Vec::new();
         let mut resources = Vec::new();
-        for engine in &run.engines {
+        for engine in &columns {
             let e = &engine.name;
             // The line's own needs beat whatever the job's run gave.
             if let Some(why) = line.needs.iter().find_map(|c| engine.lacks(*c)) {

@@ -324,10 +324,23 @@ fn quick_report_with_every_study() {
         .collect();
     assert!(order[0].ends_with("leveldb-baseline-shale"));
     assert!(order[1].ends_with("leveldb-large-values-shale"));
-    assert!(order[7].ends_with("leveldb-compression-zstd-shale"));
-    assert!(order[8].ends_with("leveldb-compression-lz4-shale"));
+    // Shale with value separation runs the large values, and nothing else.
+    assert!(order[2].ends_with("leveldb-large-values-shale-blobs"));
+    let blobs: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("--blob_threshold="))
+        .collect();
+    assert_eq!(blobs.len(), 3, "{blobs:?}");
+    assert!(blobs
+        .iter()
+        .all(|l| l.contains("--engine=shale ") && l.contains("/leveldb-large-values-shale-blobs")));
+    assert!(md.contains("| shale-blobs/leveldb |"), "{md}");
+    let baseline = &md[md.find("## 1. Baseline").unwrap()..md.find("## 2A.").unwrap()];
+    assert!(!baseline.contains("shale-blobs"), "{baseline}");
+    assert!(order[8].ends_with("leveldb-compression-zstd-shale"));
+    assert!(order[9].ends_with("leveldb-compression-lz4-shale"));
     assert!(
-        order[9].ends_with("leveldb-baseline-shale"),
+        order[10].ends_with("leveldb-baseline-shale"),
         "run 2 starts after run 1"
     );
     // The block type reaches db_bench only for the engines that have it.

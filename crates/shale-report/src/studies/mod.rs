@@ -275,6 +275,8 @@ pub struct Job {
     /// settings start from a copy of an earlier job's database instead of
     /// building their own.
     pub reuse: Option<Reuse>,
+    /// Engines' option variants (`shale-blobs`) run this job too.
+    pub variants: bool,
 }
 
 /// Where a job's single-cache engines take their database from.
@@ -305,6 +307,7 @@ impl Job {
             needs: vec![],
             time_cap: None,
             reuse: None,
+            variants: false,
         }
     }
 
@@ -329,7 +332,7 @@ impl Job {
     /// The complete db_bench argument list (without the program) for `engine`.
     pub fn args(&self, engine: &Engine, db: &Path, timeseries: Option<&Path>) -> Vec<String> {
         let mut a = vec![
-            format!("--engine={}", engine.name),
+            format!("--engine={}", engine.db_bench_engine()),
             format!("--db={}", db.display()),
             format!("--benchmarks={}", self.benchmarks_for(engine).join(",")),
             format!("--num={}", self.num),
@@ -347,6 +350,7 @@ impl Job {
         if let Some(cap) = self.time_cap {
             a.push(format!("--duration={cap}"));
         }
+        a.extend(engine.variant_flags().iter().map(|f| f.to_string()));
         if self.sync {
             a.push("--sync=1".to_string());
         }
@@ -389,6 +393,9 @@ impl Job {
 
     /// Why `engine` cannot run this job, if it cannot.
     pub fn unsupported_by(&self, engine: &Engine) -> Option<&'static str> {
+        if engine.variant_of.is_some() && !self.variants {
+            return Some("an option variant of an engine runs only where a section asks for it");
+        }
         self.needs.iter().find_map(|c| engine.lacks(*c))
     }
 }
@@ -493,10 +500,13 @@ impl Study {
     /// The engines this study runs: `chosen` as given when `given`, else
     /// all of `chosen` but the ones the study leaves out by default.
     pub fn engines_from(&self, chosen: &[&'static Engine], given: bool) -> Vec<&'static Engine> {
+        let variants = self.jobs.iter().any(|j| j.variants);
         chosen
             .iter()
             .copied()
             .filter(|e| given || !self.left_out.iter().any(|(n, _)| *n == e.name))
+            // An option variant runs in the studies with a job asking for it.
+            .filter(|e| e.variant_of.is_none() || variants)
             .collect()
     }
     /// Index of the job with this id.
@@ -882,8 +892,18 @@ mod tests {
         assert_eq!(default.len(), ENGINES.len() - 1);
         assert!(!default.contains(&"wiredtiger-lsm"));
         assert!(names(s.engines_from(&all, true)).contains(&"wiredtiger-lsm"));
+        // Option variants run where a job asks for them: the LevelDB
+        // study's large values, not the WiredTiger study.
+        assert!(default.contains(&"shale-blobs"));
         let wt = build("wiredtiger", full()).unwrap();
-        assert_eq!(wt.engines_from(&all, false).len(), ENGINES.len());
+        assert_eq!(
+            names(wt.engines_from(&all, false)),
+            ENGINES
+                .iter()
+                .filter(|e| e.variant_of.is_none())
+                .map(|e| e.name)
+                .collect::<Vec<_>>()
+        );
     }
 
     #[test]
@@ -911,7 +931,7 @@ mod tests {
             runs(pauses),
             ["shale", "leveldb", "rocksdb", "wiredtiger-lsm"]
         );
-        assert_eq!(runs(&sq.jobs[0]).len(), ENGINES.len());
+        assert_eq!(runs(&sq.jobs[0]).len(), ENGINES.len() - 1);
         let bang = build("bangdb", full()).unwrap();
         assert_eq!(bang.default_runs, 1);
         assert!(bang
