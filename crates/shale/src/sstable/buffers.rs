@@ -56,16 +56,10 @@ impl BlockBuf {
         }
     }
 
-    /// An empty buffer with room for at least `capacity` bytes, for writers
-    /// that append (such as zstd's, which fills spare capacity).
-    pub(crate) fn with_capacity(capacity: usize) -> BlockBuf {
-        match BlockBuf::spare(capacity) {
-            Some(mut buf) => {
-                buf.clear();
-                BlockBuf(buf)
-            }
-            None => BlockBuf(Vec::with_capacity(with_slack(capacity))),
-        }
+    /// Wraps `v`, which returns to this thread's spares when dropped.
+    #[cfg(test)]
+    pub(crate) fn from_vec(v: Vec<u8>) -> BlockBuf {
+        BlockBuf(v)
     }
 
     /// A spare of this thread with room for `len` bytes.
@@ -194,8 +188,8 @@ mod tests {
         assert_eq!(clone.len(), 4000);
         drop(clone);
         assert_eq!(spare_count(), 1);
-        let c = BlockBuf::with_capacity(100);
-        assert!(c.as_ref().is_empty());
+        let c = BlockBuf::with_len(100);
+        assert_eq!(c.as_ref().len(), 100);
         assert_eq!(c.as_ref().as_ptr(), ptr);
         // A vector taken out is no longer recycled.
         let v = c.into_vec();

@@ -344,14 +344,16 @@ fn zstd_decompress(data: &[u8]) -> Result<BlockBuf> {
     }
     // `claimed` is at most 4 GiB, checked above.
     let len = claimed as usize;
-    let mut out = BlockBuf::with_capacity(len);
+    // Exactly `len` bytes of room: a frame that decodes to more fails the
+    // same way whatever spare capacity a recycled buffer has.
+    let mut out = BlockBuf::with_len(len);
     let result = ZSTD_DCTX.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.is_none() {
             *slot = zstd_safe::DCtx::try_create();
         }
         match slot.as_mut() {
-            Some(dctx) => Ok(dctx.decompress(out.as_mut_vec(), data)),
+            Some(dctx) => Ok(dctx.decompress(&mut out.as_mut_vec()[..], data)),
             None => Err(Error::io(
                 "",
                 std::io::Error::new(
@@ -483,6 +485,29 @@ mod tests {
             }
             Ok(got) => panic!("{ctype}, {what}: decoded {got:?}"),
         }
+    }
+
+    #[test]
+    fn a_zstd_frame_longer_than_it_claims_fails_alike_in_any_buffer() {
+        // A fuzzer's find: a frame whose data decodes past its stated
+        // content size. Decoded into a recycled buffer with room to spare
+        // it failed with another error than into one of the stated size.
+        let input = include_bytes!(
+            "../../../../fuzz/corpus/compressed_block/regression-zstd-overlong-frame"
+        );
+        let stored = &input[1..];
+        let claimed = zstd::zstd_safe::get_frame_content_size(stored)
+            .unwrap()
+            .unwrap() as usize;
+        let mut errors = Vec::new();
+        for room in [claimed, claimed + 64, 1 << 16] {
+            // The next decode reuses this spare buffer of `room` bytes.
+            drop(BlockBuf::from_vec(Vec::with_capacity(room)));
+            let e = zstd_decompress(stored).map(|_| ()).unwrap_err();
+            assert!(e.is_corruption(), "{e}");
+            errors.push(e.to_string());
+        }
+        assert!(errors.iter().all(|e| *e == errors[0]), "{errors:?}");
     }
 
     #[test]
