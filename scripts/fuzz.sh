@@ -14,7 +14,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
 SECONDS_PER_TARGET="${1:-60}"
 shift || true
-ALL=(log_reader write_batch block compressed_block table version_edit filter coding db)
+ALL=(log_reader write_batch block compressed_block table version_edit filter coding db blob_record)
 if [ $# -gt 0 ]; then TARGETS=("$@"); else TARGETS=("${ALL[@]}"); fi
 
 # One job at a time: the targets run in sequence, each single-threaded.
