@@ -1074,25 +1074,12 @@ mod tests {
         ];
         let mut it = DbIterator::new(&icmp(), VecIterator::internal(sorted(&writes)), 10, None)
             .with_blobs(std::sync::Arc::new(Reverser));
-        let mut forward = Vec::new();
-        it.seek_to_first();
-        while it.valid() {
-            forward.push((it.key().to_vec(), it.value().to_vec()));
-            it.next();
-        }
         let want: Vec<(Vec<u8>, Vec<u8>)> = [("a", "new"), ("b", "ba1"), ("d", "ba3")]
             .iter()
             .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
             .collect();
-        assert_eq!(forward, want);
-        let mut backward = Vec::new();
-        it.seek_to_last();
-        while it.valid() {
-            backward.push((it.key().to_vec(), it.value().to_vec()));
-            it.prev();
-        }
-        backward.reverse();
-        assert_eq!(backward, want);
+        assert_eq!(forward(&mut it), want);
+        assert_eq!(backward(&mut it), want);
         it.status().unwrap();
         // At an older sequence, the older blob of "a".
         let mut old = DbIterator::new(&icmp(), VecIterator::internal(sorted(&writes)), 2, None)
