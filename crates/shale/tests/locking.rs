@@ -90,15 +90,27 @@ fn child_request() -> Option<(PathBuf, String)> {
     Some((PathBuf::from(dir), mode))
 }
 
-#[test]
-fn another_process_cannot_open_a_locked_database() {
-    const NAME: &str = "another_process_cannot_open_a_locked_database";
+/// In a child started by [`run_child`], does what it was asked and exits;
+/// in the test process itself, returns.
+fn serve_child_request() {
     if let Some((dir, mode)) = child_request() {
         child(&dir, &mode);
     }
+}
+
+/// A new database in a temporary directory (kept while the guard lives).
+fn open_fresh() -> (tempfile::TempDir, PathBuf, Db) {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("db");
     let db = Db::open(&dir, options()).unwrap();
+    (tmp, dir, db)
+}
+
+#[test]
+fn another_process_cannot_open_a_locked_database() {
+    const NAME: &str = "another_process_cannot_open_a_locked_database";
+    serve_child_request();
+    let (_tmp, dir, db) = open_fresh();
     db.put(b"k", b"v").unwrap();
     assert_eq!(run_child(NAME, &dir, "open"), REFUSED, "second Shale open");
     drop(db);
@@ -108,12 +120,8 @@ fn another_process_cannot_open_a_locked_database() {
 #[test]
 fn the_lock_is_the_one_leveldb_takes() {
     const NAME: &str = "the_lock_is_the_one_leveldb_takes";
-    if let Some((dir, mode)) = child_request() {
-        child(&dir, &mode);
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("db");
-    let db = Db::open(&dir, options()).unwrap();
+    serve_child_request();
+    let (_tmp, dir, db) = open_fresh();
     assert_eq!(
         run_child(NAME, &dir, "fcntl"),
         REFUSED,
@@ -146,9 +154,7 @@ fn the_lock_is_the_one_leveldb_takes() {
 #[test]
 fn a_second_open_under_another_spelling_of_the_directory_fails() {
     const NAME: &str = "a_second_open_under_another_spelling_of_the_directory_fails";
-    if let Some((dir, mode)) = child_request() {
-        child(&dir, &mode);
-    }
+    serve_child_request();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("db");
     std::fs::create_dir_all(&dir).unwrap();
@@ -221,12 +227,8 @@ impl Drop for Forked {
 #[test]
 fn a_forked_child_does_not_keep_the_lock() {
     const NAME: &str = "a_forked_child_does_not_keep_the_lock";
-    if let Some((dir, mode)) = child_request() {
-        child(&dir, &mode);
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("db");
-    let db = Db::open(&dir, options()).unwrap();
+    serve_child_request();
+    let (_tmp, dir, db) = open_fresh();
     db.put(b"k", b"v").unwrap();
     let forked = Forked::sleeper();
     drop(db);
@@ -248,12 +250,8 @@ fn a_forked_child_does_not_keep_the_lock() {
 #[test]
 fn opens_and_tools_in_the_same_process_leave_the_lock_held() {
     const NAME: &str = "opens_and_tools_in_the_same_process_leave_the_lock_held";
-    if let Some((dir, mode)) = child_request() {
-        child(&dir, &mode);
-    }
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("db");
-    let db = Db::open(&dir, options()).unwrap();
+    serve_child_request();
+    let (_tmp, dir, db) = open_fresh();
     db.put(b"k", b"v").unwrap();
 
     // A read-only open takes no lock and must not release this one.
@@ -386,9 +384,7 @@ fn fork_relock(dir: &Path) -> i32 {
 #[test]
 fn a_child_forked_under_a_lock_can_lock_once_the_parent_lets_go() {
     const NAME: &str = "a_child_forked_under_a_lock_can_lock_once_the_parent_lets_go";
-    if let Some((dir, mode)) = child_request() {
-        child(&dir, &mode);
-    }
+    serve_child_request();
     let tmp = tempfile::tempdir().unwrap();
     assert_eq!(
         run_child(NAME, &tmp.path().join("db"), "fork-relock"),
