@@ -214,26 +214,27 @@ mod tests {
             assert_eq!(file, &path, "{e}");
             assert_eq!(*at, offset, "{e}");
         };
-        let cache = BlobCache::new(
-            fs.clone(),
-            &dir,
-            Arc::new(crate::comparator::BytewiseComparator),
-        );
+        let fresh_cache = || {
+            BlobCache::new(
+                fs.clone(),
+                &dir,
+                Arc::new(crate::comparator::BytewiseComparator),
+            )
+        };
+        // The error of reading "b" from a file of `bytes`, through a new cache.
+        let read_b_from = |bytes: &[u8]| {
+            write_file_sync(&*fs, &path, bytes).unwrap();
+            fresh_cache()
+                .read_value(b"b", &enc(p), &mut Vec::new())
+                .unwrap_err()
+        };
+        let cache = fresh_cache();
         let mut out = Vec::new();
         // Each byte of the record damaged.
         for i in p.offset..p.offset + p.len {
             let mut bad = good.clone();
             bad[i as usize] ^= 0x10;
-            write_file_sync(&*fs, &path, &bad).unwrap();
-            let cache = BlobCache::new(
-                fs.clone(),
-                &dir,
-                Arc::new(crate::comparator::BytewiseComparator),
-            );
-            check(
-                cache.read_value(b"b", &enc(p), &mut out).unwrap_err(),
-                Some(p.offset),
-            );
+            check(read_b_from(&bad), Some(p.offset));
         }
         write_file_sync(&*fs, &path, &good).unwrap();
         // Another key's record.
@@ -258,29 +259,12 @@ mod tests {
             Some(p.offset + u64::MAX / 2),
         );
         // A torn tail.
-        write_file_sync(&*fs, &path, &good[..good.len() - 3]).unwrap();
-        let cache = BlobCache::new(
-            fs.clone(),
-            &dir,
-            Arc::new(crate::comparator::BytewiseComparator),
-        );
-        assert!(cache
-            .read_value(b"b", &enc(p), &mut out)
-            .unwrap_err()
-            .is_corruption());
+        assert!(read_b_from(&good[..good.len() - 3]).is_corruption());
         // A bad header.
         let mut bad = good.clone();
         bad[1] ^= 1;
-        write_file_sync(&*fs, &path, &bad).unwrap();
-        let cache = BlobCache::new(
-            fs.clone(),
-            &dir,
-            Arc::new(crate::comparator::BytewiseComparator),
-        );
-        check(
-            cache.read_value(b"b", &enc(p), &mut out).unwrap_err(),
-            Some(0),
-        );
+        check(read_b_from(&bad), Some(0));
+        let cache = fresh_cache();
         // A missing file.
         let gone = BlobPointer { file: 77, ..p };
         let e = cache.read_value(b"b", &enc(gone), &mut out).unwrap_err();
