@@ -171,11 +171,18 @@ impl<I: InternalIterator> DbIterator<I> {
     /// After the iterator stopped on an entry of type `t` (its user key
     /// `key`, its raw value `raw`), reads a blob pointer's value; on failure
     /// keeps the error and stops.
+    #[inline(always)]
     fn load_value(&mut self, t: ValueType, forward: bool) {
         self.is_blob = t == ValueType::BlobIndex;
-        if !self.is_blob {
-            return;
+        if self.is_blob {
+            self.resolve_blob(forward);
         }
+    }
+
+    /// The blob half of [`Self::load_value`], out of the scan's way.
+    #[cold]
+    #[inline(never)]
+    fn resolve_blob(&mut self, forward: bool) {
         let (key, raw) = if forward {
             (extract_user_key(self.iter.key()), self.iter.value())
         } else {
