@@ -17,8 +17,10 @@ use crate::options::Options;
 
 /// Bytewise, with hooks keyed by the keys compared: a key starting with
 /// `gate` waits while the gate is shut, a key ending with `boom` panics
-/// (after the gate, if both), and the threads that compare keys starting
-/// with `c` are recorded.
+/// (after the gate, if both), and the threads that compare two keys
+/// starting with `c` with each other are recorded (only an insert of a `c`
+/// key meets another: an insert of `b` may pass a `c` key that another
+/// thread has just linked).
 #[derive(Default)]
 struct HookComparator {
     shut: Mutex<bool>,
@@ -46,7 +48,10 @@ impl HookComparator {
         if key.ends_with(b"boom") {
             panic!("the comparator met a poison key");
         }
-        if key.starts_with(b"c") {
+    }
+
+    fn record_c_pair(&self, a: &[u8], b: &[u8]) {
+        if a.starts_with(b"c") && b.starts_with(b"c") {
             let name = std::thread::current().name().unwrap_or("?").to_string();
             self.c_threads.lock().push(name);
         }
@@ -63,6 +68,7 @@ impl Comparator for Hooks {
     fn compare(&self, a: &[u8], b: &[u8]) -> KeyOrder {
         self.0.hooks(a);
         self.0.hooks(b);
+        self.0.record_c_pair(a, b);
         a.cmp(b)
     }
 }
@@ -290,12 +296,20 @@ fn a_memtable_switch_waits_for_the_groups_in_flight() {
         wait_for("A to take sequence numbers", || {
             db.inner.state.lock().last_allocated == 2
         });
-        let b = spawn_write(&db, "B", &[b"b"]);
-        wait_for("B to queue", || queued(&db) == 1);
+        // A leader hands the write path on before inserting only when a
+        // writer is queued; the count says one is, so that A's value is in
+        // the arena before B asks for room, whatever the scheduling.
+        db.inner.queued_writers.store(1, Ordering::Relaxed);
         drop(log);
+        wait_for("A to hand the path on and stop at the gate", || {
+            let st = db.inner.state.lock();
+            !st.writing && st.mem.approximate_memory_usage() > 64 << 10
+        });
+        db.inner.queued_writers.store(0, Ordering::Relaxed);
+        let b = spawn_write(&db, "B", &[b"b"]);
         // B leads and finds the memtable full, but A still inserts into it:
         // B waits before switching, and before taking sequence numbers.
-        wait_for("B to lead", || queued(&db) == 0);
+        wait_for("B to lead", || db.inner.state.lock().writing);
         std::thread::sleep(Duration::from_millis(20));
         {
             let st = db.inner.state.lock();
