@@ -156,6 +156,8 @@ pub struct EngineConfig {
     pub concurrent_memtable_writes: bool,
     /// Shale: values of at least this many bytes go to blob files.
     pub blob_threshold: Option<usize>,
+    /// Shale: the blob file size that switches the memtable (None: default).
+    pub blob_file_size: Option<u64>,
 }
 
 impl EngineConfig {
@@ -178,6 +180,7 @@ impl EngineConfig {
             mmap_read: flags.mmap_read,
             concurrent_memtable_writes: flags.concurrent_memtable_writes,
             blob_threshold: (flags.blob_threshold > 0).then_some(flags.blob_threshold as usize),
+            blob_file_size: (flags.blob_file_size > 0).then_some(flags.blob_file_size),
             kyoto_zcomp: flags.kyoto_zcomp.clone(),
             lmdb_map_size: flags.lmdb_map_size,
         }

@@ -170,6 +170,9 @@ pub struct Flags {
     /// (`Options::blob_threshold`); 0: off. Other engines ignore it, saying
     /// so.
     pub blob_threshold: u64,
+    /// Shale: the size a memtable's blob file reaches before the memtable is
+    /// switched (`Options::blob_file_size`); 0: Shale's default.
+    pub blob_file_size: u64,
 }
 
 impl Default for Flags {
@@ -213,6 +216,7 @@ impl Default for Flags {
             mmap_read: true,
             concurrent_memtable_writes: false,
             blob_threshold: 0,
+            blob_file_size: 0,
         }
     }
 }
@@ -412,6 +416,7 @@ where
             "mmap_read" => f.mmap_read = boolean(arg, value)?,
             "concurrent_memtable_writes" => f.concurrent_memtable_writes = boolean(arg, value)?,
             "blob_threshold" => f.blob_threshold = int_in(arg, value, 0, I32_MAX)? as u64,
+            "blob_file_size" => f.blob_file_size = int_in(arg, value, 0, i64::MAX)? as u64,
             _ => return Err(FlagError::Invalid(format!("unknown flag '{arg}'"))),
         }
     }

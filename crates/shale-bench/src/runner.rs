@@ -310,12 +310,17 @@ impl<'f> Runner<'f> {
                 "WARNING: --comparisons is not supported by this tool; ignored"
             )?;
         }
-        if f.blob_threshold > 0 && f.engine != EngineKind::Shale {
-            writeln!(
-                out,
-                "WARNING: --blob_threshold does not apply to {} (Shale only); ignored",
-                f.engine.name()
-            )?;
+        for (flag, set) in [
+            ("blob_threshold", f.blob_threshold > 0),
+            ("blob_file_size", f.blob_file_size > 0),
+        ] {
+            if set && f.engine != EngineKind::Shale {
+                writeln!(
+                    out,
+                    "WARNING: --{flag} does not apply to {} (Shale only); ignored",
+                    f.engine.name()
+                )?;
+            }
         }
         for (name, value) in self.run_settings() {
             writeln!(out, "Setting:    {name} = {value}")?;

@@ -139,6 +139,22 @@ pub struct Options {
     /// assert!(options.blob_gc_age_cutoff > 0.25);
     /// ```
     pub blob_gc_age_cutoff: f64,
+    /// With value separation, how large a memtable's blob file grows before the memtable is
+    /// switched (and the file closed), whatever room the memtable itself has left: the values
+    /// in a blob file take no memory, so they are bounded apart from `write_buffer_size`, which
+    /// then counts only the keys and pointers the memtable holds. Smaller files let garbage
+    /// collection free space sooner; larger ones mean fewer, larger flushes. At least 64 KB.
+    /// Default: 256 MB (RocksDB's `blob_file_size`).
+    ///
+    /// ```
+    /// let options = shale::Options {
+    ///     blob_threshold: Some(4096),
+    ///     blob_file_size: 64 << 20,
+    ///     ..Default::default()
+    /// };
+    /// assert!(options.blob_file_size < shale::Options::default().blob_file_size);
+    /// ```
+    pub blob_file_size: u64,
 }
 
 impl Default for Options {
@@ -164,6 +180,7 @@ impl Default for Options {
             concurrent_memtable_writes: false,
             blob_threshold: None,
             blob_gc_age_cutoff: 0.25,
+            blob_file_size: 256 << 20,
         }
     }
 }
@@ -195,6 +212,7 @@ impl std::fmt::Debug for Options {
             )
             .field("blob_threshold", &self.blob_threshold)
             .field("blob_gc_age_cutoff", &self.blob_gc_age_cutoff)
+            .field("blob_file_size", &self.blob_file_size)
             .finish()
     }
 }

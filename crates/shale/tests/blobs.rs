@@ -16,6 +16,9 @@ fn options(fs: &MemFs, threshold: Option<usize>) -> Options {
         fs: Arc::new(fs.clone()),
         blob_threshold: threshold,
         write_buffer_size: 64 << 10,
+        // The smallest: a few large values fill a blob file and switch the
+        // memtable, so that flushes and compactions meet blob pointers.
+        blob_file_size: 64 << 10,
         ..Default::default()
     }
 }
@@ -121,6 +124,47 @@ fn check(db: &Db, model: &BTreeMap<Vec<u8>, Vec<u8>>, opts: &ReadOptions<'_>) {
         want_prefix.reverse();
         assert_eq!(prefixed, want_prefix, "prefix");
     }
+}
+
+fn table_files(fs: &MemFs) -> usize {
+    fs.children(Path::new("/db"))
+        .unwrap()
+        .iter()
+        .filter(|n| n.ends_with(".ldb"))
+        .count()
+}
+
+/// The values in a blob file take no memory: the memtable is switched when
+/// its blob file passes `blob_file_size`, not when the values alone would
+/// fill the write buffer.
+#[test]
+fn a_blob_file_fills_to_its_size_before_the_memtable_switches() {
+    let fs = MemFs::new();
+    let opts = Options {
+        blob_file_size: 1 << 20,
+        ..options(&fs, Some(THRESHOLD))
+    };
+    let db = Db::open("/db", opts).unwrap();
+    let mut model = BTreeMap::new();
+    let mut put = |db: &Db, i: u32| {
+        let v = value(i, 0, 10_000);
+        db.put(&key(i), &v).unwrap();
+        model.insert(key(i), v);
+    };
+    // 500 KB of values, eight times the 64 KB write buffer: one memtable,
+    // one blob file, nothing flushed.
+    for i in 0..50 {
+        put(&db, i);
+    }
+    assert_eq!(blob_files(&fs).len(), 1, "{:?}", blob_files(&fs));
+    assert_eq!(table_files(&fs), 0, "a memtable of 50 pointers was flushed");
+    // Past 1 MB the memtable is switched: its blob file is closed and the
+    // next write starts another.
+    for i in 50..120 {
+        put(&db, i);
+    }
+    assert_eq!(blob_files(&fs).len(), 2, "{:?}", blob_files(&fs));
+    check(&db, &model, &ReadOptions::default());
 }
 
 /// Values just below, at and above the threshold, through the memtable, a

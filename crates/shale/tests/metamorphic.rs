@@ -7,7 +7,8 @@
 //! filter, block cache none / tiny / small, `paranoid_checks`,
 //! `reuse_logs`, `max_open_files`, `concurrent_memtable_writes`,
 //! `blob_threshold`: off, every value, or values from 100 or 2000 bytes
-//! in blob files). Every
+//! in blob files; `blob_file_size` at its minimum, 1 MB or its default).
+//! Every
 //! read is checked against the model as it happens, and the reads'
 //! observations of all option sets must be identical.
 //!
@@ -345,6 +346,7 @@ fn random_options(rng: &mut StdRng, fs: &MemFs) -> Options {
         max_open_files: [74, 1000][rng.gen_range(0..2)],
         concurrent_memtable_writes: rng.gen(),
         blob_threshold: [None, None, Some(0), Some(100), Some(2000)][rng.gen_range(0..5)],
+        blob_file_size: [64 << 10, 1 << 20, 256 << 20][rng.gen_range(0..3)],
         ..Default::default()
     }
 }

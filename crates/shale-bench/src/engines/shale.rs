@@ -54,6 +54,9 @@ impl ShaleEngine {
             blob_threshold: cfg.blob_threshold,
             ..Default::default()
         };
+        if let Some(bytes) = cfg.blob_file_size {
+            opts.blob_file_size = bytes;
+        }
         if let Some(bytes) = cfg.cache_size {
             opts.block_cache = Some(shale::Cache::new(bytes as usize));
         }
@@ -83,6 +86,13 @@ impl ShaleEngine {
                 match cfg.blob_threshold {
                     Some(n) => format!("{n} bytes (values this long go to blob files)"),
                     None => "off".to_string(),
+                },
+            ),
+            setting(
+                "blob_file_size",
+                match cfg.blob_threshold {
+                    Some(_) => util::bytes(opts.blob_file_size),
+                    None => "-".to_string(),
                 },
             ),
             setting(

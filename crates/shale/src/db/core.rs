@@ -245,9 +245,9 @@ pub(crate) struct DbInner {
     /// synced (by a synchronous write, or by the flush before the table that
     /// points into it is installed).
     pub(crate) prev_blob: Mutex<Option<BlobWriter>>,
-    /// Bytes written to the memtable's blob file: they count toward the
-    /// memtable's size, so that the work recovery replays stays bounded by
-    /// the write buffer.
+    /// Bytes written to the memtable's blob file: the memtable is switched
+    /// once they pass `blob_file_size`, so that blob files, and the values
+    /// recovery reads back to check a log's pointers, stay bounded.
     pub(crate) blob_bytes: AtomicU64,
     /// Reads separated values.
     pub(crate) blob_cache: Arc<BlobCache>,
@@ -528,6 +528,7 @@ pub fn destroy(path: impl AsRef<Path>, options: &Options) -> Result<()> {
 pub(crate) fn sanitize(o: &mut Options) {
     o.max_open_files = o.max_open_files.clamp(64 + 10, 50_000);
     o.write_buffer_size = o.write_buffer_size.clamp(64 << 10, 1 << 30);
+    o.blob_file_size = o.blob_file_size.clamp(64 << 10, 1 << 40);
     o.max_file_size = o.max_file_size.clamp(1 << 20, 1 << 30);
     o.block_size = o.block_size.clamp(1 << 10, 4 << 20);
     o.block_restart_interval = o.block_restart_interval.max(1);

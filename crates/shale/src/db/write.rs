@@ -579,7 +579,8 @@ impl DbInner {
     }
 
     /// Makes sure the memtable has room for a write, switching to a new one
-    /// (and a new log) when it is full; slows or stops writes when level 0 has
+    /// (and a new log, and a new blob file) when it is full or its blob file
+    /// has reached `blob_file_size`; slows or stops writes when level 0 has
     /// too many files. `force` switches even if there is room.
     pub(crate) fn make_room_for_write(
         &self,
@@ -601,9 +602,8 @@ impl DbInner {
                 self.work_done_cv.wait_for(st, Duration::from_millis(1));
                 allow_delay = false;
             } else if !force
-                && st.mem.approximate_memory_usage()
-                    + self.blob_bytes.load(Ordering::Relaxed) as usize
-                    <= self.options.write_buffer_size
+                && st.mem.approximate_memory_usage() <= self.options.write_buffer_size
+                && self.blob_bytes.load(Ordering::Relaxed) <= self.options.blob_file_size
             {
                 return Ok(());
             } else if st.last_allocated != st.versions.last_sequence {

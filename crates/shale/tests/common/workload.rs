@@ -137,6 +137,7 @@ impl Config {
             paranoid_checks: self.paranoid,
             concurrent_memtable_writes: self.concurrent_memtable_writes,
             blob_threshold: self.blob_threshold,
+            blob_file_size: 64 << 10,
             filter_policy: self
                 .bloom
                 .then(|| Arc::new(BloomFilterPolicy::new(10)) as Arc<dyn shale::FilterPolicy>),
