@@ -113,7 +113,8 @@ pub struct Flags {
     pub block_size: u64,
     /// Cache of uncompressed data in bytes; negative means the engine's default.
     pub cache_size: i64,
-    /// Bloom filter bits per key; negative means no filter (engine default).
+    /// Bloom filter bits per key; negative means the engine's default (no
+    /// filter but for Shale, whose default is 10 bits per key).
     pub bloom_bits: i32,
     /// Maximum open files (LSM engines).
     pub open_files: i32,
@@ -453,7 +454,10 @@ pub fn usage() -> String {
         ),
         (
             "bloom_bits",
-            format!("{} (negative: no filter)", d.bloom_bits),
+            format!(
+                "{} (negative: engine default: none, Shale 10 bits per key)",
+                d.bloom_bits
+            ),
         ),
         ("open_files", d.open_files.to_string()),
         ("key_prefix", d.key_prefix.to_string()),

@@ -5,7 +5,8 @@
 //! size, open files, compression, `reuse_logs` and
 //! `concurrent_memtable_writes` from the flags, an LRU block
 //! cache of `--cache_size` bytes (none given means Shale's own 8 MB cache)
-//! and a bloom filter of `--bloom_bits` bits per key (none by default).
+//! and a bloom filter of `--bloom_bits` bits per key (unset: Shale's
+//! default, 10 bits per key; 0: no filter).
 //!
 //! Its codecs for db_bench's `crc32c` and snappy lines are the code Shale
 //! runs: `shale::internals::crc32c`, the CRC-32C of its log records and table
@@ -60,10 +61,16 @@ impl ShaleEngine {
         if let Some(bytes) = cfg.cache_size {
             opts.block_cache = Some(shale::Cache::new(bytes as usize));
         }
-        if let Some(bits) = cfg.bloom_bits {
-            let policy: Arc<dyn shale::FilterPolicy> =
-                Arc::new(shale::BloomFilterPolicy::new(bits as _));
-            opts.filter_policy = Some(policy);
+        // Unset: Shale's default (a bloom filter of 10 bits per key); 0: no
+        // filter (LevelDB makes a filter of no use then: 0 bits a key).
+        match cfg.bloom_bits {
+            None => {}
+            Some(0) => opts.filter_policy = None,
+            Some(bits) => {
+                let policy: Arc<dyn shale::FilterPolicy> =
+                    Arc::new(shale::BloomFilterPolicy::new(bits as _));
+                opts.filter_policy = Some(policy);
+            }
         }
         let settings = vec![
             setting("create_if_missing", cfg.create),
@@ -105,8 +112,9 @@ impl ShaleEngine {
             setting(
                 "filter_policy",
                 match cfg.bloom_bits {
+                    None => "bloom, 10 bits per key (Shale default)".to_string(),
+                    Some(0) => "none".to_string(),
                     Some(b) => format!("bloom, {b} bits per key"),
-                    None => "none".to_string(),
                 },
             ),
         ];
