@@ -626,6 +626,44 @@ fn database_written_by_shale_reads_back_in_leveldb() {
     }
 }
 
+/// Shale's default options (Snappy, and a 10-bit bloom filter where
+/// LevelDB's default has none) write LevelDB's tables: LevelDB reads them
+/// back opened with its defaults (no filter: the filter blocks go unused)
+/// and with its bloom filter policy (which then uses them).
+#[test]
+fn database_written_with_shale_defaults_reads_back_in_leveldb_either_way() {
+    let ops = workload(0x5ea1_0201, OPS, KEY_SPACE);
+    let mut model = Model::default();
+    ops.iter().for_each(|op| model.apply(op));
+    let (_dir, path) = temp_db();
+    {
+        let options = shale::Options {
+            create_if_missing: true,
+            // Small enough to make tables below level 0; the rest default.
+            write_buffer_size: WRITE_BUFFER_SIZE,
+            max_file_size: MAX_FILE_SIZE,
+            ..Default::default()
+        };
+        let db = shale::Db::open(&path, options).expect("shale open");
+        write_shale(&db, &ops);
+        assert!(files_below_level0_shale(&db) > 0);
+    }
+    let with_filter = Config {
+        snappy: true,
+        bloom: true,
+    };
+    check_tables(&path, with_filter, "shale (defaults)");
+    let without_filter = Config {
+        snappy: true,
+        bloom: false,
+    };
+    for cfg in [without_filter, with_filter] {
+        let db = RefDb::open(&path, cfg.reference())
+            .unwrap_or_else(|e| panic!("{cfg:?}: reference open: {e}"));
+        verify_ref(&db, &model, cfg);
+    }
+}
+
 #[test]
 fn leveldb_then_shale_then_leveldb_agree() {
     for (i, cfg) in CONFIGS.into_iter().enumerate() {
