@@ -292,7 +292,7 @@ fn build_options(
     block_restart_interval: Option<usize>,
     max_file_size: Option<usize>,
     compression: Compression,
-    bloom_filter_bits: i32,
+    bloom_filter_bits: Option<i32>,
     comparator: Option<&Bound<'_, PyAny>>,
     comparator_name: Option<&Bound<'_, PyBytes>>,
 ) -> PyResult<shale::Options> {
@@ -323,10 +323,14 @@ fn build_options(
         o.max_file_size = v;
     }
     o.compression = compression.0;
-    if bloom_filter_bits > 0 {
-        o.filter_policy = Some(Arc::new(shale::BloomFilterPolicy::new(
-            bloom_filter_bits as usize,
-        )));
+    // Unset: Shale's default, a bloom filter of 10 bits per key. Set, as
+    // plyvel: 0 (or less) writes no filter.
+    match bloom_filter_bits {
+        None => {}
+        Some(bits) if bits <= 0 => o.filter_policy = None,
+        Some(bits) => {
+            o.filter_policy = Some(Arc::new(shale::BloomFilterPolicy::new(bits as usize)));
+        }
     }
     let comparator = comparator.filter(|c| !c.is_none());
     match (comparator, comparator_name) {
@@ -657,7 +661,7 @@ impl Db {
         name, *, create_if_missing=false, error_if_exists=false, paranoid_checks=None,
         write_buffer_size=None, max_open_files=None, lru_cache_size=None, block_size=None,
         block_restart_interval=None, max_file_size=None, compression=Compression::SNAPPY,
-        bloom_filter_bits=0, comparator=None, comparator_name=None
+        bloom_filter_bits=None, comparator=None, comparator_name=None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
@@ -673,7 +677,7 @@ impl Db {
         block_restart_interval: Option<usize>,
         max_file_size: Option<usize>,
         compression: Compression,
-        bloom_filter_bits: i32,
+        bloom_filter_bits: Option<i32>,
         comparator: Option<&Bound<'_, PyAny>>,
         comparator_name: Option<&Bound<'_, PyBytes>>,
     ) -> PyResult<Db> {
@@ -1717,7 +1721,7 @@ fn destroy_db(py: Python<'_>, name: &Bound<'_, PyAny>) -> PyResult<()> {
 #[pyo3(signature = (
     name, *, paranoid_checks=None, write_buffer_size=None, max_open_files=None,
     lru_cache_size=None, block_size=None, block_restart_interval=None, max_file_size=None,
-    compression=Compression::SNAPPY, bloom_filter_bits=0, comparator=None, comparator_name=None
+    compression=Compression::SNAPPY, bloom_filter_bits=None, comparator=None, comparator_name=None
 ))]
 #[allow(clippy::too_many_arguments)]
 fn repair_db(
@@ -1731,7 +1735,7 @@ fn repair_db(
     block_restart_interval: Option<usize>,
     max_file_size: Option<usize>,
     compression: Compression,
-    bloom_filter_bits: i32,
+    bloom_filter_bits: Option<i32>,
     comparator: Option<&Bound<'_, PyAny>>,
     comparator_name: Option<&Bound<'_, PyBytes>>,
 ) -> PyResult<()> {

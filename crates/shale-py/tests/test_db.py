@@ -88,6 +88,33 @@ def test_compression_values(plyvel, db_path, compression):
     db.close()
 
 
+def _tables_with_filters(path):
+    names = [n for n in os.listdir(path) if n.endswith(".ldb")]
+    assert names, os.listdir(path)
+    with_filter = 0
+    for n in names:
+        with open(os.path.join(path, n), "rb") as f:
+            with_filter += b"filter.leveldb.BuiltinBloomFilter2" in f.read()
+    return with_filter, len(names)
+
+
+@pytest.mark.shale_only
+@pytest.mark.parametrize("bits,filtered", [(None, True), (0, False), (10, True)])
+def test_bloom_filter_bits_unset_is_shales_default_filter(plyvel, tmp_path, bits, filtered):
+    # Unset, Shale writes its default filter (10 bits per key); 0 writes
+    # none, as plyvel's default does.
+    path = str(tmp_path / "db")
+    kwargs = {} if bits is None else {"bloom_filter_bits": bits}
+    db = plyvel.DB(path, create_if_missing=True, **kwargs)
+    for i in range(2000):
+        db.put(b"key-%06d" % i, b"v" * 50)
+    db.compact_range()
+    assert db.get(b"key-000007") == b"v" * 50
+    db.close()
+    with_filter, tables = _tables_with_filters(path)
+    assert with_filter == (tables if filtered else 0), (with_filter, tables)
+
+
 @pytest.mark.shale_only
 @pytest.mark.parametrize("compression", ["zstd", b"zstd", "lz4", b"lz4"])
 def test_shale_compression_values(plyvel, db_path, compression):

@@ -126,7 +126,7 @@ class DB:
         block_restart_interval: Optional[int] = ...,
         max_file_size: Optional[int] = ...,
         compression: Union[str, bytes, None] = ...,  # None, "snappy", "zstd", "lz4"
-        bloom_filter_bits: int = ...,
+        bloom_filter_bits: int | None = ...,
         comparator: Optional[Callable[[bytes, bytes], int]] = ...,
         comparator_name: Optional[bytes] = ...,
     ) -> None: ...
@@ -179,7 +179,7 @@ def repair_db(
     block_restart_interval: Optional[int] = ...,
     max_file_size: Optional[int] = ...,
     compression: Union[str, bytes, None] = ...,
-    bloom_filter_bits: int = ...,
+    bloom_filter_bits: int | None = ...,
     comparator: Optional[Callable[[bytes, bytes], int]] = ...,
     comparator_name: Optional[bytes] = ...,
 ) -> None: ...
