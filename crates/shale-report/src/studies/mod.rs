@@ -892,12 +892,14 @@ mod tests {
         assert_eq!(default.len(), ENGINES.len() - 1);
         assert!(!default.contains(&"wiredtiger-lsm"));
         assert!(names(s.engines_from(&all, true)).contains(&"wiredtiger-lsm"));
-        // Option variants run where a job asks for them: the LevelDB
-        // study's large values, not the WiredTiger study.
+        // Option variants run where a job asks for them: the large values
+        // of the LevelDB and WiredTiger studies, not the BangDB study.
         assert!(default.contains(&"shale-blobs"));
         let wt = build("wiredtiger", full()).unwrap();
+        assert!(names(wt.engines_from(&all, false)).contains(&"shale-blobs"));
+        let bangdb = build("bangdb", full()).unwrap();
         assert_eq!(
-            names(wt.engines_from(&all, false)),
+            names(bangdb.engines_from(&all, false)),
             ENGINES
                 .iter()
                 .filter(|e| e.variant_of.is_none())

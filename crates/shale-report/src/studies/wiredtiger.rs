@@ -12,6 +12,9 @@ pub(super) fn wiredtiger(size: Size) -> Study {
         n,
     );
     all.memory = Memory::CacheOnly(128 * MIB);
+    // Shale with value separation (`shale-blobs`) runs here too, for
+    // fill100K's large values (the other lines' values stay in its tables).
+    all.variants = true;
     let mem = all.memory.describe();
     let one = |id, title, what: String, label: &str, bench| {
         bars(
