@@ -5,13 +5,11 @@
 //! waiting for the members of its group to insert their batches).
 //!
 //! Waiting spins briefly, then yields the processor for a short while, then
-//! parks the thread (`std::thread::park`); the yielding ends early when the
-//! yields show other threads waiting for the processor (see [`SLOW_YIELD`]).
-//! A hand-off inside a write group usually comes within a microsecond or
-//! two (the time of a log append or a memtable insert); a park and its
-//! wake-up take a system call each and a trip through the scheduler,
-//! several times longer, so a waiter that parks at once would make every
-//! hand-off cost that much.
+//! parks the thread (`std::thread::park`). A hand-off inside a write group
+//! usually comes within a microsecond or two (the time of a log append or
+//! a memtable insert); a park and its wake-up take a system call each and
+//! a trip through the scheduler, several times longer, so a waiter that
+//! parks at once would make every hand-off cost that much.
 //!
 //! Invariants: each `Signal` and `Latch` is waited on only by the thread
 //! that created it (its owner). A change is a release store or
@@ -39,15 +37,6 @@ const YIELD_FOR: Duration = Duration::from_micros(20);
 #[cfg(miri)]
 const YIELD_FOR: Duration = Duration::ZERO;
 
-/// A yield that takes longer than this ran another thread meanwhile: there
-/// are more runnable threads than processors (more writers than cores, or
-/// a compaction beside them), and a waiter that goes on yielding takes
-/// turns from the threads it waits for. After [`SLOW_YIELDS`] such yields
-/// the waiter parks instead. (A yield with nothing else to run takes well
-/// under a microsecond.)
-const SLOW_YIELD: Duration = Duration::from_micros(3);
-const SLOW_YIELDS: u32 = 3;
-
 /// Returns once `ready()` is true: spins, then yields, then parks between
 /// checks (see the module documentation). The caller must be the owner of
 /// whatever wakes it.
@@ -59,18 +48,11 @@ fn wait_until(mut ready: impl FnMut() -> bool) {
         std::hint::spin_loop();
     }
     let start = Instant::now();
-    let mut before = start;
-    let mut slow = 0;
-    while before.duration_since(start) < YIELD_FOR && slow < SLOW_YIELDS {
+    while start.elapsed() < YIELD_FOR {
         if ready() {
             return;
         }
         thread::yield_now();
-        let after = Instant::now();
-        if after.duration_since(before) > SLOW_YIELD {
-            slow += 1;
-        }
-        before = after;
     }
     while !ready() {
         thread::park();
