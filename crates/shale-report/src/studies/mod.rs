@@ -667,6 +667,11 @@ mod tests {
         Size::full(Some(80_000_000_000))
     }
 
+    /// True if every job of `study` runs under time cap `cap`.
+    fn every_job_capped(study: &Study, cap: Option<u64>) -> bool {
+        study.jobs.iter().all(|j| j.time_cap == cap)
+    }
+
     #[test]
     fn every_line_points_at_a_benchmark_its_job_runs() {
         for quick in [false, true] {
@@ -872,15 +877,8 @@ mod tests {
             quick: true,
             ..full()
         };
-        assert!(build("leveldb", quick)
-            .unwrap()
-            .jobs
-            .iter()
-            .all(|j| j.time_cap.is_none()));
-        assert!(s
-            .jobs
-            .iter()
-            .all(|j| j.time_cap == Some(LEVELDB_TIME_CAP_S)));
+        assert!(every_job_capped(&build("leveldb", quick).unwrap(), None));
+        assert!(every_job_capped(&s, Some(LEVELDB_TIME_CAP_S)));
     }
 
     #[test]
@@ -916,10 +914,7 @@ mod tests {
         };
         let sq = build("sqlite4", full()).unwrap();
         assert_eq!(sq.default_runs, 1);
-        assert!(sq
-            .jobs
-            .iter()
-            .all(|j| j.time_cap == Some(sqlite4::SQLITE4_TIME_CAP_S)));
+        assert!(every_job_capped(&sq, Some(sqlite4::SQLITE4_TIME_CAP_S)));
         // Only the engines that merge in the background run the pauses.
         let pauses = &sq.jobs[sq.job_index("large-buffers-pauses").unwrap()];
         let runs = |j: &Job| {
@@ -936,20 +931,13 @@ mod tests {
         assert_eq!(runs(&sq.jobs[0]).len(), ENGINES.len() - 1);
         let bang = build("bangdb", full()).unwrap();
         assert_eq!(bang.default_runs, 1);
-        assert!(bang
-            .jobs
-            .iter()
-            .all(|j| j.time_cap == Some(bangdb::BANGDB_TIME_CAP_S)));
+        assert!(every_job_capped(&bang, Some(bangdb::BANGDB_TIME_CAP_S)));
         // The scale test runs to its end.
         let scale = build("bangdb-scale", full()).unwrap();
-        assert!(scale.jobs.iter().all(|j| j.time_cap.is_none()));
+        assert!(every_job_capped(&scale, None));
         // Quick runs (the tests') are never capped.
         for id in ["sqlite4", "bangdb"] {
-            assert!(build(id, quick)
-                .unwrap()
-                .jobs
-                .iter()
-                .all(|j| j.time_cap.is_none()));
+            assert!(every_job_capped(&build(id, quick).unwrap(), None), "{id}");
         }
     }
 
