@@ -4,7 +4,8 @@
 
 For each module, in a fresh database of its own: N random-order puts, N
 random-order gets, N puts in batches of 1,000, a forward and a reverse
-iteration over the N keys, then puts and gets from 2 threads (N/2 each).
+iteration over the N keys, N random-order puts over them again (an
+overwrite), then puts and gets from 2 threads (N/2 each).
 One line per measurement, in operations per second. A module that cannot be
 imported is reported and skipped (`pip install plyvel` for plyvel).
 
@@ -100,6 +101,9 @@ def bench_module(mod, n, value_size, root):
     timed("put in batches of %d" % BATCH, n, batch_writes, results)
     timed("iterate forward", n, forward, results)
     timed("iterate reverse", n, reverse, results)
+    # The same overwrite from one thread, for the two threads' puts to be
+    # compared with: both replace every key of a full database.
+    timed("overwrite (random order)", n, puts, results)
     timed("put, 2 threads", n, threaded("put"), results)
     timed("get, 2 threads", n, threaded("get"), results)
     db.close()

@@ -233,7 +233,10 @@ unsafe fn read_options_from<'a>(options: *const leveldb_readoptions_t) -> ReadOp
 unsafe fn write_options_from(options: *const leveldb_writeoptions_t) -> WriteOptions {
     // SAFETY: NULL or a live handle, by the caller's contract.
     let sync = unsafe { options.as_ref() }.is_some_and(|o| o.sync);
-    WriteOptions { sync }
+    WriteOptions {
+        sync,
+        ..Default::default()
+    }
 }
 
 /// The database of a handle, or the error for a NULL one.

@@ -86,14 +86,27 @@ pub fn put(
         .decode("value", value)
         .map_err(CliError::usage)?;
     let db = open::open_write(db, create, Some(tune))?;
-    db.put_with(&WriteOptions { sync }, &key, &value)?;
+    db.put_with(
+        &WriteOptions {
+            sync,
+            ..Default::default()
+        },
+        &key,
+        &value,
+    )?;
     Ok(0)
 }
 
 pub fn delete(db: &Path, key: &str, hex: bool, sync: bool) -> CliResult<i32> {
     let key = key_arg(hex, key)?;
     let db = open::open_write(db, false, None)?;
-    db.delete_with(&WriteOptions { sync }, &key)?;
+    db.delete_with(
+        &WriteOptions {
+            sync,
+            ..Default::default()
+        },
+        &key,
+    )?;
     Ok(0)
 }
 

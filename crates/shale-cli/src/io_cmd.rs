@@ -466,7 +466,13 @@ fn load_entries(
     let mut last_key = Vec::new();
     let write = |batch: &mut WriteBatch, stats: &mut LoadStats, sync: bool| -> CliResult<()> {
         if !batch.is_empty() || sync {
-            db.write(&WriteOptions { sync }, batch)?;
+            db.write(
+                &WriteOptions {
+                    sync,
+                    ..Default::default()
+                },
+                batch,
+            )?;
             stats.batches += 1;
             batch.clear();
         }

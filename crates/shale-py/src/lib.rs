@@ -4,7 +4,8 @@
 //! Every call that reaches the engine runs with the GIL released, so that
 //! Python threads run in parallel and so that the engine's own threads can
 //! take the GIL (to call a comparator written in Python) while a Python
-//! thread waits on an engine lock. Engine objects (the database, cursors,
+//! thread waits on an engine lock; the one exception is a write that the
+//! engine can make at once without syncing (see [`do_write`]). Engine objects (the database, cursors,
 //! snapshots) are dropped with the GIL released too, for the same reason.
 //!
 //! A database's Python objects share one [`Shared`]: the engine handle,
@@ -105,17 +106,19 @@ where
     F: Send + FnOnce() -> Res<T>,
     T: Send,
 {
-    py.allow_threads(|| {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|payload| {
-            let msg = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "panic".to_owned());
-            Err(Failure::Panic(msg))
-        })
+    py.allow_threads(|| catching(f)).map_err(|e| to_py(py, e))
+}
+
+/// Runs `f`, turning a panic into a failure.
+fn catching<T>(f: impl FnOnce() -> Res<T>) -> Res<T> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|payload| {
+        let msg = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "panic".to_owned());
+        Err(Failure::Panic(msg))
     })
-    .map_err(|e| to_py(py, e))
 }
 
 /// Drops an engine object with the GIL released (see the module's comment).
@@ -378,6 +381,10 @@ struct Shared {
     db: RwLock<Option<shale::Db>>,
     /// The database's order, for the iterators' bounds.
     cmp: Arc<dyn shale::Comparator>,
+    /// Whether that order is the engine's own rather than a Python
+    /// function: only then may a write run with the GIL held (see
+    /// [`do_write`]).
+    native_order: bool,
     children: Mutex<Vec<Weak<dyn Child>>>,
 }
 
@@ -477,19 +484,52 @@ fn get_or_default(py: Python<'_>, value: Option<Vec<u8>>, default: Option<Py<PyA
 }
 
 fn do_put(py: Python<'_>, shared: &Shared, key: &[u8], value: &[u8], sync: bool) -> PyResult<()> {
-    unlocked(py, || {
-        shared.with_db(DB_CLOSED, |db| {
-            Ok(db.put_with(&shale::WriteOptions { sync }, key, value)?)
-        })
-    })
+    do_write(py, shared, sync, |db, opts| db.put_with(opts, key, value))
 }
 
 fn do_delete(py: Python<'_>, shared: &Shared, key: &[u8], sync: bool) -> PyResult<()> {
-    unlocked(py, || {
-        shared.with_db(DB_CLOSED, |db| {
-            Ok(db.delete_with(&shale::WriteOptions { sync }, key)?)
-        })
-    })
+    do_write(py, shared, sync, |db, opts| db.delete_with(opts, key))
+}
+
+/// Runs a write, `write(db, options)`, with the GIL held when it cannot
+/// block, else with the GIL released.
+///
+/// A small write takes about a microsecond in the engine. Releasing the GIL
+/// for it costs little with one thread, but when another Python thread waits
+/// for the GIL it costs two hand-offs of the GIL between threads, each a
+/// wake-up of a sleeping thread: two threads putting then ran slower than
+/// one. So a write that is not synced, on a database whose order is not a
+/// Python function (the engine's threads would need the GIL to compare
+/// keys), is first tried with the GIL held and
+/// [`no_slowdown`](shale::WriteOptions::no_slowdown): the engine writes it
+/// at once or refuses it without waiting (another write under way, a full
+/// memtable, a level-0 slowdown), and only then is it written again with
+/// the GIL released, where it may wait.
+fn do_write<F>(py: Python<'_>, shared: &Shared, sync: bool, write: F) -> PyResult<()>
+where
+    F: Sync + Fn(&shale::Db, &shale::WriteOptions) -> shale::Result<()>,
+{
+    if !sync && shared.native_order {
+        // A `close()` under way holds the lock for writing: do not wait for
+        // it with the GIL held.
+        if let Some(guard) = shared.db.try_read_recursive() {
+            if let Some(db) = guard.as_ref() {
+                let now = shale::WriteOptions {
+                    no_slowdown: true,
+                    ..Default::default()
+                };
+                match catching(|| Ok(write(db, &now)?)) {
+                    Err(Failure::Engine(shale::Error::Incomplete(_))) => {}
+                    done => return done.map_err(|e| to_py(py, e)),
+                }
+            }
+        }
+    }
+    let opts = shale::WriteOptions {
+        sync,
+        ..Default::default()
+    };
+    unlocked(py, || shared.with_db(DB_CLOSED, |db| Ok(write(db, &opts)?)))
 }
 
 /// Arguments of `iterator()`.
@@ -698,11 +738,13 @@ impl Db {
             comparator_name,
         )?;
         let cmp = options.comparator.clone();
+        let native_order = comparator.is_none_or(|c| c.is_none());
         let db = unlocked(py, || Ok(shale::Db::open(&path, options)?))?;
         Ok(Db {
             shared: Arc::new(Shared {
                 db: RwLock::new(Some(db)),
                 cmp,
+                native_order,
                 children: Mutex::new(Vec::new()),
             }),
             name: name.clone().unbind(),
@@ -1267,11 +1309,9 @@ impl WriteBatch {
 
     /// Applies the batch (and keeps it: `clear()` empties it).
     fn write(&self, py: Python<'_>) -> PyResult<()> {
-        let opts = shale::WriteOptions { sync: self.sync };
         let batch = &self.batch;
-        unlocked(py, || {
-            self.shared
-                .with_db(DB_CLOSED, |db| Ok(db.write(&opts, batch)?))
+        do_write(py, &self.shared, self.sync, |db, opts| {
+            db.write(opts, batch)
         })
     }
 

@@ -46,8 +46,8 @@ def test_calls_release_the_gil(big, what):
             for i in range(3000):
                 db.get(b"%06d" % i)
         elif what == "put":
-            for i in range(3000):
-                db.put(b"%06d" % i, b"w")
+            for i in range(300):
+                db.put(b"%06d" % i, b"w", sync=True)
         elif what == "iterate":
             for _ in db:
                 pass
@@ -57,8 +57,8 @@ def test_calls_release_the_gil(big, what):
             while it.valid():
                 it.next()
         elif what == "batch":
-            for i in range(1000):
-                with db.write_batch() as wb:
+            for i in range(300):
+                with db.write_batch(sync=True) as wb:
                     wb.put(b"%06d" % i, b"b")
         elif what == "snapshot_get":
             for i in range(3000):
@@ -66,6 +66,34 @@ def test_calls_release_the_gil(big, what):
 
     # Holding the GIL throughout would leave the main thread 1 or 2 turns.
     assert progress_while(work) > 10
+
+
+@pytest.mark.shale_only
+def test_writes_that_must_wait_release_the_gil(plyvel, db_path):
+    # Each value fills the 64 KB write buffer: every put after the first
+    # must switch the memtable, and may wait for the flush of the last one.
+    db = plyvel.DB(db_path, create_if_missing=True, write_buffer_size=64 * 1024)
+    value = b"x" * (100 * 1024)
+
+    def work():
+        for i in range(200):
+            db.put(b"%04d" % i, value)
+
+    assert progress_while(work) > 10
+    assert db.get(b"0199") == value
+    db.close()
+
+
+@pytest.mark.shale_only
+def test_writes_that_need_not_wait_keep_the_gil(db):
+    # A put that is not synced and finds room takes about a microsecond:
+    # releasing the GIL for it would cost more than it saves.
+    def work():
+        for i in range(3000):
+            db.put(b"%06d" % i, b"w")
+
+    assert progress_while(work) < 10
+    assert db.get(b"002999") == b"w"
 
 
 def test_compaction_releases_the_gil(big):

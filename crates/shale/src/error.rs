@@ -70,6 +70,12 @@ pub enum Error {
     /// The database was closed, or a background error made it read-only.
     #[error("database unusable after an earlier error: {0}")]
     Background(String),
+
+    /// A write with [`WriteOptions::no_slowdown`](crate::WriteOptions::no_slowdown)
+    /// would have had to wait (for other writers, a memtable switch or a
+    /// level-0 slowdown); nothing was written.
+    #[error("incomplete: {0}")]
+    Incomplete(String),
 }
 
 fn fmt_offset(offset: Option<u64>) -> String {
@@ -191,6 +197,7 @@ impl Error {
             },
             Error::NotSupported(s) => Error::NotSupported(s.clone()),
             Error::Background(s) => Error::Background(s.clone()),
+            Error::Incomplete(s) => Error::Incomplete(s.clone()),
         }
     }
 }

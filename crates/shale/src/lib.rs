@@ -26,7 +26,7 @@
 //! let mut batch = WriteBatch::new();
 //! batch.put(b"banana", b"yellow")?;
 //! batch.delete(b"apple")?;
-//! db.write(&WriteOptions { sync: true }, &batch)?;
+//! db.write(&WriteOptions { sync: true, ..Default::default() }, &batch)?;
 //! assert_eq!(db.get(b"apple")?, None);
 //!
 //! // A snapshot keeps seeing the database as it was.

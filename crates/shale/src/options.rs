@@ -255,11 +255,21 @@ impl Options {
 /// Options for writes.
 ///
 /// ```
-/// let durable = shale::WriteOptions { sync: true };
+/// let durable = shale::WriteOptions { sync: true, ..Default::default() };
 /// assert!(durable.sync);
 /// ```
 #[derive(Debug, Clone, Copy, Default)]
 pub struct WriteOptions {
     /// Wait for the write to reach stable storage (fdatasync) before returning. Default: false.
     pub sync: bool,
+    /// Never wait: if the write cannot start at once, because another write
+    /// is under way or queued, the memtable is full and must be switched, or
+    /// level 0 asks writers to slow down, fail with [`Error::Incomplete`]
+    /// (having written nothing) instead of waiting. The write itself, and its
+    /// `sync`, still take the time they take. For callers that hold a lock
+    /// of their own while writing (an interpreter lock, say) and would rather
+    /// release it before waiting. Default: false.
+    ///
+    /// [`Error::Incomplete`]: crate::Error::Incomplete
+    pub no_slowdown: bool,
 }

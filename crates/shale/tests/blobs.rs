@@ -197,7 +197,14 @@ fn values_around_the_threshold_read_back_everywhere() {
         batch.delete(&key(n)).unwrap();
         model.remove(&key(n));
     }
-    db.write(&WriteOptions { sync: true }, &batch).unwrap();
+    db.write(
+        &WriteOptions {
+            sync: true,
+            ..Default::default()
+        },
+        &batch,
+    )
+    .unwrap();
     let at_snap = ReadOptions {
         snapshot: Some(&snap),
         ..Default::default()

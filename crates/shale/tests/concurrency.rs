@@ -87,7 +87,14 @@ fn writers_and_readers(concurrent_memtable_writes: bool) {
                             .unwrap();
                         b.put(format!("pair{w}-b").as_bytes(), format!("{i}").as_bytes())
                             .unwrap();
-                        db.write(&WriteOptions { sync: i % 500 == 0 }, &b).unwrap();
+                        db.write(
+                            &WriteOptions {
+                                sync: i % 500 == 0,
+                                ..Default::default()
+                            },
+                            &b,
+                        )
+                        .unwrap();
                     }
                 }
             })
@@ -485,7 +492,14 @@ fn batches_stay_whole_and_in_order(concurrent_memtable_writes: bool) {
                         b.put(&shared_key(x), &m).unwrap();
                     }
                     let sync = i % 97 == 0;
-                    db.write(&WriteOptions { sync }, &b).unwrap();
+                    db.write(
+                        &WriteOptions {
+                            sync,
+                            ..Default::default()
+                        },
+                        &b,
+                    )
+                    .unwrap();
                     assert_eq!(
                         db.get(&own_key(w, OWN_KEYS - 1)).unwrap(),
                         Some(m),

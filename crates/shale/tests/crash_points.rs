@@ -218,8 +218,15 @@ fn check(point: &Point, outcome: &Outcome, image: &Image, trace: &str) -> Result
     // The recovered database takes a synchronous write, which a second power
     // cut keeps, with everything recovered.
     let (key, value) = (b"~after-recovery".to_vec(), b"marker".to_vec());
-    db.put_with(&WriteOptions { sync: true }, &key, &value)
-        .map_err(|e| fail("the recovered database refuses a write", e.to_string()))?;
+    db.put_with(
+        &WriteOptions {
+            sync: true,
+            ..Default::default()
+        },
+        &key,
+        &value,
+    )
+    .map_err(|e| fail("the recovered database refuses a write", e.to_string()))?;
     let second = rebooted.power_cut(Cut::DropUnsynced, 0);
     drop(db);
     const SECOND: &str = "after recovery and a synchronous write, a second power cut";

@@ -81,7 +81,10 @@ fn expect_open_failure(dir: &Path, options: &Options) {
 fn a_failed_sync_after_current_names_a_new_manifest_keeps_the_manifest() {
     let (fs, options) = setup();
     let dir = Path::new("/db");
-    let sync = WriteOptions { sync: true };
+    let sync = WriteOptions {
+        sync: true,
+        ..Default::default()
+    };
     {
         let db = Db::open(dir, options.clone()).unwrap();
         for i in 0..100u32 {
@@ -116,7 +119,14 @@ fn a_failed_sync_after_current_is_first_written_keeps_the_database() {
     fs.armed.store(true, Ordering::SeqCst);
     expect_open_failure(dir, &options);
     let db = Db::open(dir, options).unwrap();
-    db.put_with(&WriteOptions { sync: true }, b"k", b"v")
-        .unwrap();
+    db.put_with(
+        &WriteOptions {
+            sync: true,
+            ..Default::default()
+        },
+        b"k",
+        b"v",
+    )
+    .unwrap();
     assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"v"[..]));
 }

@@ -85,7 +85,14 @@ fn batches_are_atomic_and_ordered() {
     b.put(b"b", b"2").unwrap();
     b.delete(b"a").unwrap();
     b.put(b"c", b"3").unwrap();
-    db.write(&WriteOptions { sync: true }, &b).unwrap();
+    db.write(
+        &WriteOptions {
+            sync: true,
+            ..Default::default()
+        },
+        &b,
+    )
+    .unwrap();
     assert_eq!(
         collect(&db),
         vec![

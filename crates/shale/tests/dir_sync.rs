@@ -213,8 +213,15 @@ fn new_files_have_durable_directory_entries_before_they_are_relied_on() {
             // Every log (a memtable holds about 60 of these) gets synchronous writes.
             let sync = i % 10 == 0;
             let key = format!("key{:06}", (i * 7919) % 3000 + round);
-            db.put_with(&WriteOptions { sync }, key.as_bytes(), &value)
-                .unwrap();
+            db.put_with(
+                &WriteOptions {
+                    sync,
+                    ..Default::default()
+                },
+                key.as_bytes(),
+                &value,
+            )
+            .unwrap();
         }
         db.compact_range(None, None).unwrap();
     }

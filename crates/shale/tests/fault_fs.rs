@@ -370,8 +370,15 @@ fn a_database_runs_on_it_and_keeps_synced_writes_across_a_power_cut() {
         ..Default::default()
     };
     let db = Db::open(dir(), options(fs.clone())).unwrap();
-    db.put_with(&WriteOptions { sync: true }, b"synced", b"1")
-        .unwrap();
+    db.put_with(
+        &WriteOptions {
+            sync: true,
+            ..Default::default()
+        },
+        b"synced",
+        b"1",
+    )
+    .unwrap();
     db.put(b"unsynced", b"2").unwrap();
     let image = fs.power_cut(Cut::DropUnsynced, 0);
     drop(db);

@@ -209,10 +209,16 @@ fn check_case(case: &Case) -> Result<bool, String> {
         };
 
     // The probe: a synchronous write after the failure (or at the end).
-    let probe = outcome
-        .db
-        .as_ref()
-        .map(|db| db.put_with(&WriteOptions { sync: true }, PROBE, b"probe"));
+    let probe = outcome.db.as_ref().map(|db| {
+        db.put_with(
+            &WriteOptions {
+                sync: true,
+                ..Default::default()
+            },
+            PROBE,
+            b"probe",
+        )
+    });
     let first_error = match (&outcome.failure, &probe) {
         (Some(f), _) => Some(&f.error),
         (None, Some(Err(e))) => Some(e),
@@ -429,7 +435,14 @@ fn enospc_on_a_full_tmpfs() {
     let mut acked = 0;
     let error = loop {
         let sync = acked % 10 == 0;
-        match db.put_with(&WriteOptions { sync }, &key(acked), &value(acked)) {
+        match db.put_with(
+            &WriteOptions {
+                sync,
+                ..Default::default()
+            },
+            &key(acked),
+            &value(acked),
+        ) {
             Ok(()) => acked += 1,
             Err(e) => break e,
         }
@@ -463,6 +476,13 @@ fn enospc_on_a_full_tmpfs() {
             "key {i} of {acked}"
         );
     }
-    db.put_with(&WriteOptions { sync: true }, b"more", b"data")
-        .unwrap();
+    db.put_with(
+        &WriteOptions {
+            sync: true,
+            ..Default::default()
+        },
+        b"more",
+        b"data",
+    )
+    .unwrap();
 }

@@ -87,7 +87,10 @@ struct Run {
 /// Runs `scenario` on `fs` and closes the database.
 fn run(scenario: Scenario, fs: &FaultFs) -> Run {
     let db = Db::open(DIR, options(fs)).expect("open");
-    let sync = WriteOptions { sync: true };
+    let sync = WriteOptions {
+        sync: true,
+        ..Default::default()
+    };
     let mut base = Contents::new();
     if scenario == Scenario::Level0 {
         for round in 0..6 {
@@ -197,8 +200,15 @@ fn check(scenario: Scenario, run: &Run, k: u64, image: &Image) -> Result<(), Str
     }
 
     // A synchronous write after recovery survives a second power cut.
-    db.put_with(&WriteOptions { sync: true }, b"~after", b"marker")
-        .map_err(|e| format!("refuses a write: {e}"))?;
+    db.put_with(
+        &WriteOptions {
+            sync: true,
+            ..Default::default()
+        },
+        b"~after",
+        b"marker",
+    )
+    .map_err(|e| format!("refuses a write: {e}"))?;
     let second = fs.power_cut(Cut::DropUnsynced, 0);
     drop(db);
     let fs = FaultFs::from_image(&second);

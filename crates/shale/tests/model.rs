@@ -145,6 +145,7 @@ fn run(seed: u64, steps: usize) {
                 db.write(
                     &WriteOptions {
                         sync: rng.gen_bool(0.1),
+                        ..Default::default()
                     },
                     &b,
                 )

@@ -45,8 +45,15 @@ fn child(dir: &Path) -> ! {
             i += 100;
         } else {
             let sync = i % 5000 == 0;
-            db.put_with(&WriteOptions { sync }, &key(i), &value(i))
-                .unwrap();
+            db.put_with(
+                &WriteOptions {
+                    sync,
+                    ..Default::default()
+                },
+                &key(i),
+                &value(i),
+            )
+            .unwrap();
             i += 1;
         }
     }

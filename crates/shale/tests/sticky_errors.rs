@@ -95,8 +95,15 @@ fn writes_fail_naming(db: &Arc<Db>, cause: &str) {
         .map(|i| {
             let db = db.clone();
             std::thread::spawn(move || {
-                db.put_with(&WriteOptions { sync: i % 2 == 0 }, b"later", b"x")
-                    .is_err()
+                db.put_with(
+                    &WriteOptions {
+                        sync: i % 2 == 0,
+                        ..Default::default()
+                    },
+                    b"later",
+                    b"x",
+                )
+                .is_err()
             })
         })
         .collect();

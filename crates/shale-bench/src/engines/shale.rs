@@ -215,7 +215,10 @@ struct ShaleSession<'a> {
 }
 
 fn write_options(sync: bool) -> shale::WriteOptions {
-    shale::WriteOptions { sync }
+    shale::WriteOptions {
+        sync,
+        ..Default::default()
+    }
 }
 
 impl Session for ShaleSession<'_> {

@@ -100,7 +100,7 @@ impl Db {
     /// # fn main() -> shale::Result<()> {
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
-    /// db.put_with(&shale::WriteOptions { sync: true }, b"balance", b"100")?;
+    /// db.put_with(&shale::WriteOptions { sync: true, ..Default::default() }, b"balance", b"100")?;
     /// # Ok(()) }
     /// ```
     pub fn put_with(&self, opts: &WriteOptions, key: &[u8], value: &[u8]) -> Result<()> {
@@ -133,7 +133,7 @@ impl Db {
     /// # fn main() -> shale::Result<()> {
     /// # let dir = tempfile::tempdir().unwrap();
     /// # let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
-    /// db.delete_with(&shale::WriteOptions { sync: true }, b"k")?;
+    /// db.delete_with(&shale::WriteOptions { sync: true, ..Default::default() }, b"k")?;
     /// # Ok(()) }
     /// ```
     pub fn delete_with(&self, opts: &WriteOptions, key: &[u8]) -> Result<()> {
@@ -152,7 +152,7 @@ impl Db {
     /// let mut batch = shale::WriteBatch::new();
     /// batch.put(b"a", b"1")?;
     /// batch.delete(b"b")?;
-    /// db.write(&shale::WriteOptions { sync: true }, &batch)?;
+    /// db.write(&shale::WriteOptions { sync: true, ..Default::default() }, &batch)?;
     /// # Ok(()) }
     /// ```
     pub fn write(&self, opts: &WriteOptions, batch: &WriteBatch) -> Result<()> {
@@ -169,8 +169,17 @@ impl DbInner {
     pub(crate) fn write_batch(&self, opts: &WriteOptions, batch: WriteBatch) -> Result<()> {
         let mut st = self.state.lock();
         if !st.writing && st.writers.is_empty() {
+            if opts.no_slowdown {
+                self.check_room_now(&st)?;
+            }
             st.writing = true;
             return self.lead(st, batch, opts.sync);
+        }
+        if opts.no_slowdown {
+            return Err(Error::Incomplete(format!(
+                "{}: another write is under way",
+                self.dir.display()
+            )));
         }
         let w = Arc::new(Writer::new(batch, opts.sync));
         st.writers.push_back(w.clone());
@@ -582,6 +591,26 @@ impl DbInner {
     /// (and a new log, and a new blob file) when it is full or its blob file
     /// has reached `blob_file_size`; slows or stops writes when level 0 has
     /// too many files. `force` switches even if there is room.
+    /// Whether a write may start now without waiting or switching the
+    /// memtable (see [`WriteOptions::no_slowdown`]): the checks of
+    /// [`make_room_for_write`](Self::make_room_for_write) that would return
+    /// at once, an [`Error::Incomplete`] for any that would not.
+    fn check_room_now(&self, st: &State) -> Result<()> {
+        if let Some(e) = &st.bg_error {
+            return Err(e.duplicate());
+        }
+        let why = if st.versions.num_level_files(0) >= L0_SLOWDOWN_WRITES_TRIGGER {
+            "level 0 asks writers to slow down"
+        } else if st.mem.approximate_memory_usage() > self.options.write_buffer_size
+            || self.blob_bytes.load(Ordering::Relaxed) > self.options.blob_file_size
+        {
+            "the memtable is full"
+        } else {
+            return Ok(());
+        };
+        Err(Error::Incomplete(format!("{}: {why}", self.dir.display())))
+    }
+
     pub(crate) fn make_room_for_write(
         &self,
         st: &mut MutexGuard<'_, State>,

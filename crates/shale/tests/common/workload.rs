@@ -21,7 +21,7 @@ pub enum Step {
     Write {
         /// Its updates.
         write: Write,
-        /// Written with `WriteOptions { sync: true }`.
+        /// Written with `WriteOptions { sync: true, .. }`.
         sync: bool,
     },
     /// `compact_range(begin, end)`.
@@ -283,7 +283,10 @@ impl Outcome {
 
 /// Applies `write` to `db`.
 pub fn write(db: &Db, write: &Write, sync: bool) -> shale::Result<()> {
-    let opts = WriteOptions { sync };
+    let opts = WriteOptions {
+        sync,
+        ..Default::default()
+    };
     match write.as_slice() {
         [Update {
             key,

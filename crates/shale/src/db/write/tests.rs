@@ -325,3 +325,65 @@ fn a_memtable_switch_waits_for_the_groups_in_flight() {
         assert_eq!(db.get(b"b").unwrap().as_deref(), Some(&b"v"[..]));
     });
 }
+
+fn no_slowdown() -> WriteOptions {
+    WriteOptions {
+        no_slowdown: true,
+        ..Default::default()
+    }
+}
+
+#[test]
+fn a_write_that_must_not_wait_fails_instead_of_queueing() {
+    within_deadline(|| {
+        let (db, _hooks) = open(false);
+        // A leads and stops at its log append: the write path is taken.
+        let log = db.inner.log.lock();
+        let a = spawn_write(&db, "A", &[b"a"]);
+        wait_for("A to take sequence numbers", || {
+            db.inner.state.lock().last_allocated == 2
+        });
+        match db.put_with(&no_slowdown(), b"quick", b"1") {
+            Err(Error::Incomplete(why)) => assert!(why.contains("another write"), "{why}"),
+            other => panic!("expected Incomplete, got {other:?}"),
+        }
+        assert_eq!(queued(&db), 0, "the refused write queued");
+        drop(log);
+        a.join().unwrap().unwrap();
+        assert_eq!(db.inner.state.lock().last_allocated, 2);
+        assert_eq!(db.get(b"quick").unwrap(), None);
+        // With the path free, the same write goes through.
+        db.put_with(&no_slowdown(), b"quick", b"1").unwrap();
+        assert_eq!(db.get(b"quick").unwrap().as_deref(), Some(&b"1"[..]));
+    });
+}
+
+#[test]
+fn a_write_that_must_not_wait_fails_instead_of_switching_a_full_memtable() {
+    within_deadline(|| {
+        let (db, _hooks) = open(false);
+        // One value larger than the write buffer (64 KB) fills the memtable.
+        db.put_with(&no_slowdown(), b"big", &vec![b'x'; 100 << 10])
+            .unwrap();
+        let before = db.inner.state.lock().last_allocated;
+        match db.put_with(&no_slowdown(), b"next", b"1") {
+            Err(Error::Incomplete(why)) => assert!(why.contains("memtable is full"), "{why}"),
+            other => panic!("expected Incomplete, got {other:?}"),
+        }
+        {
+            let st = db.inner.state.lock();
+            assert_eq!(
+                st.last_allocated, before,
+                "the refused write took a sequence number"
+            );
+            assert!(st.imm.is_none(), "the refused write switched the memtable");
+            assert!(!st.writing);
+        }
+        assert_eq!(db.get(b"next").unwrap(), None);
+        // A write that may wait switches the memtable; then there is room.
+        db.put(b"next", b"1").unwrap();
+        db.put_with(&no_slowdown(), b"after", b"2").unwrap();
+        assert_eq!(db.get(b"next").unwrap().as_deref(), Some(&b"1"[..]));
+        assert_eq!(db.get(b"after").unwrap().as_deref(), Some(&b"2"[..]));
+    });
+}
