@@ -35,7 +35,7 @@ def timed(label, n, fn, results):
     return rate
 
 
-def bench_module(mod, n, value_size, root):
+def bench_module(mod, n, value_size, root, only_overwrites=False):
     path = os.path.join(root, mod.__name__)
     shutil.rmtree(path, ignore_errors=True)
     rng = random.Random(301)
@@ -97,6 +97,14 @@ def bench_module(mod, n, value_size, root):
         return run
 
     timed("put (random order)", n, puts, results)
+    if only_overwrites:
+        # The write lines alone: one thread, then two, twice over.
+        for round in (1, 2):
+            timed("overwrite (random order) #%d" % round, n, puts, results)
+            timed("put, 2 threads #%d" % round, n, threaded("put"), results)
+        db.close()
+        shutil.rmtree(path, ignore_errors=True)
+        return results
     timed("get (random order)", n, gets, results)
     timed("put in batches of %d" % BATCH, n, batch_writes, results)
     timed("iterate forward", n, forward, results)
@@ -117,6 +125,8 @@ def main():
     ap.add_argument("--modules", default="shale,plyvel")
     ap.add_argument("--value-size", type=int, default=100)
     ap.add_argument("--dir", default=None, help="where to make the databases (a temporary directory)")
+    ap.add_argument("--overwrites", action="store_true",
+                    help="only the puts: fill, then overwrite from 1 thread and 2 threads, twice")
     args = ap.parse_args()
 
     root = args.dir or tempfile.mkdtemp(prefix="shale-bench-")
@@ -131,7 +141,7 @@ def main():
             continue
         version = getattr(mod, "__version__", "?")
         print("%-8s %s (LevelDB %s)" % (name, version, getattr(mod, "__leveldb_version__", "?")))
-        all_results[name] = bench_module(mod, args.n, args.value_size, root)
+        all_results[name] = bench_module(mod, args.n, args.value_size, root, args.overwrites)
     if not args.dir:
         shutil.rmtree(root, ignore_errors=True)
 
