@@ -217,6 +217,11 @@ pub const BENCHMARKS: &[Benchmark] = &[
     },
     // Added by this tool.
     Benchmark {
+        name: "writestalls",
+        help: "print how often and how long writers waited for room, by cause (shale only)",
+        run: Run::Property,
+    },
+    Benchmark {
         name: "fillrandbatch",
         help: "write N values in random key order in batches of 1000, into a fresh database",
         run: Run::Threads { method: Method::WriteRandom, fresh_db: true, needs: Some(Feature::Batch), tune: |p, _| p.entries_per_batch = 1000 },

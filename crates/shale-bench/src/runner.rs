@@ -397,7 +397,10 @@ impl<'f> Runner<'f> {
                 return Ok(());
             }
             Some(Plan::Property) => {
-                let prop = format!("leveldb.{name}");
+                let prop = match name {
+                    "writestalls" => "shale.write-stalls".to_string(),
+                    _ => format!("leveldb.{name}"),
+                };
                 let text = self
                     .engine()?
                     .property(&prop)

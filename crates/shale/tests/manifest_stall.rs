@@ -196,3 +196,67 @@ fn writes_and_reads_go_on_during_a_manifest_sync() {
         );
     }
 }
+
+/// The `(waits, microseconds)` of one cause in `shale.write-stalls`.
+fn stalls(db: &Db, cause: &str) -> (u64, u64) {
+    let text = db.property("shale.write-stalls").unwrap();
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix(cause)?.strip_prefix(": "))
+        .unwrap_or_else(|| panic!("no '{cause}' in {text:?}"));
+    let (waits, micros) = line.split_once(" waits, ").unwrap();
+    (
+        waits.parse().unwrap(),
+        micros.strip_suffix(" us").unwrap().parse().unwrap(),
+    )
+}
+
+#[test]
+fn a_writer_waiting_for_a_flush_is_counted_as_a_stall() {
+    let gate = Arc::new(Gate::default());
+    let fs = Arc::new(GatedFs {
+        inner: MemFs::new(),
+        gate: gate.clone(),
+    });
+    let db = Arc::new(
+        Db::open(
+            "/db",
+            Options {
+                create_if_missing: true,
+                write_buffer_size: 64 << 10,
+                fs: fs.clone(),
+                ..Default::default()
+            },
+        )
+        .unwrap(),
+    );
+    assert_eq!(stalls(&db, "memtable flush"), (0, 0));
+
+    // The first value fills the memtable; the second write switches it, and
+    // its flush parks at the closed gate.
+    gate.set(true);
+    let value = vec![b'v'; 100 << 10];
+    db.put(b"a", &value).unwrap();
+    db.put(b"b", &value).unwrap();
+    let mut waited = 0;
+    while !gate.waiting.load(Ordering::SeqCst) {
+        std::thread::sleep(Duration::from_millis(1));
+        waited += 1;
+        assert!(waited < 60_000, "no flush reached the MANIFEST");
+    }
+    // The fresh memtable is full too: the next write waits for the flush.
+    let writer = {
+        let db = db.clone();
+        std::thread::spawn(move || db.put(b"c", b"1").unwrap())
+    };
+    std::thread::sleep(Duration::from_millis(50));
+    assert!(!writer.is_finished(), "the write did not wait for the flush");
+    gate.set(false);
+    writer.join().unwrap();
+
+    let (waits, micros) = stalls(&db, "memtable flush");
+    assert_eq!(waits, 1);
+    assert!(micros >= 50_000, "{micros} us");
+    assert_eq!(stalls(&db, "level-0 stop"), (0, 0));
+    assert_eq!(db.get(b"c").unwrap().as_deref(), Some(&b"1"[..]));
+}

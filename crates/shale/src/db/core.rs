@@ -217,6 +217,38 @@ pub(crate) struct State {
     pub(crate) imm_blob: Option<u64>,
     /// Values garbage collection moved to new blob files since the open.
     pub(crate) blob_gc_values: u64,
+    /// The waits of writers for room since the open, by cause.
+    pub(crate) stalls: WriteStalls,
+}
+
+/// Why a writer waited for room (see `make_room_for_write`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum StallCause {
+    /// Level 0 reached the slowdown trigger: a short delay.
+    Level0Slowdown,
+    /// The memtable was full and the previous one was still being flushed.
+    MemtableFlush,
+    /// Level 0 reached the stop trigger.
+    Level0Stop,
+    /// The memtable was full and groups still inserted into it.
+    GroupsInFlight,
+}
+
+/// Counts and total time of the writers' waits for room, by cause.
+#[derive(Default, Clone, Copy, Debug)]
+pub(crate) struct WriteStalls {
+    /// `(waits, microseconds)` per [`StallCause`], in its order.
+    pub(crate) by_cause: [(u64, u64); 4],
+}
+
+impl WriteStalls {
+    pub(crate) fn add(&mut self, cause: StallCause, waited: std::time::Duration) {
+        let entry = &mut self.by_cause[cause as usize];
+        entry.0 = entry.0.saturating_add(1);
+        entry.1 = entry
+            .1
+            .saturating_add(u64::try_from(waited.as_micros()).unwrap_or(u64::MAX));
+    }
 }
 
 /// Shared between the handle, the writers and the background thread.
@@ -391,6 +423,7 @@ impl Db {
             mem_blob: None,
             imm_blob: None,
             blob_gc_values: 0,
+            stalls: WriteStalls::default(),
         };
         let blob_cache = Arc::new(BlobCache::new(fs.clone(), &dir, options.comparator.clone()));
         let inner = Arc::new(DbInner {

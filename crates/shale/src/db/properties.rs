@@ -178,8 +178,12 @@ impl Db {
     /// `leveldb.sstables`, `leveldb.approximate-memory-usage`, and
     /// `shale.background-error`, the error that made the database refuse
     /// writes (a failed log write or background step, a panic in a write or
-    /// in background work), empty while there is none; `None` for other
-    /// names.
+    /// in background work), empty while there is none;
+    /// `shale.write-stalls`, how often and how long writers waited for room
+    /// since the open, by cause (the short delays once level 0 reaches its
+    /// slowdown trigger, a full memtable whose predecessor is still being
+    /// flushed, level 0 at its stop trigger, a full memtable that groups
+    /// still insert into); `None` for other names.
     ///
     /// `leveldb.stats` is LevelDB's table of levels: files, size, and the
     /// time, bytes read and bytes written of the work into each level since
@@ -203,6 +207,8 @@ impl Db {
     ///     db.property("shale.blob-stats").as_deref(),
     ///     Some("files: 0\nbytes: 0\ngc moved values: 0\n")
     /// );
+    /// // Waits of writers for room, by cause: none yet.
+    /// assert!(db.property("shale.write-stalls").unwrap().contains("memtable flush: 0 waits, 0 us"));
     /// assert_eq!(db.property("no.such.property"), None);
     /// # Ok(()) }
     /// ```
@@ -240,6 +246,22 @@ impl DbInner {
                 "files: {}\nbytes: {bytes}\ngc moved values: {moved}\n",
                 files.len()
             ));
+        }
+        if name == "shale.write-stalls" {
+            let stalls = self.state.lock().stalls;
+            let mut s = String::new();
+            for (label, (count, micros)) in [
+                "level-0 slowdown",
+                "memtable flush",
+                "level-0 stop",
+                "groups in flight",
+            ]
+            .iter()
+            .zip(stalls.by_cause)
+            {
+                s.push_str(&format!("{label}: {count} waits, {micros} us\n"));
+            }
+            return Some(s);
         }
         let rest = name.strip_prefix("leveldb.")?;
         let st = self.state.lock();

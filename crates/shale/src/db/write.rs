@@ -49,7 +49,7 @@
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use parking_lot::{Mutex, MutexGuard};
 
@@ -57,7 +57,7 @@ use crate::batch::{check_update, WriteBatch};
 use crate::blob::writer::BlobWriter;
 use crate::db::core::{
     blob_error, insert_into, panic_message, writer_state, Db, DbInner, GroupInserts, PublishWaiter,
-    State, Writer,
+    StallCause, State, Writer,
 };
 use crate::db::handoff::{Latch, Signal};
 use crate::error::{Error, Result};
@@ -628,7 +628,9 @@ impl DbInner {
                 // longer than until the background thread finishes a step,
                 // which may have emptied level 0.
                 self.bg_cv.notify_one();
+                let start = Instant::now();
                 self.work_done_cv.wait_for(st, Duration::from_millis(1));
+                st.stalls.add(StallCause::Level0Slowdown, start.elapsed());
                 allow_delay = false;
             } else if !force
                 && st.mem.approximate_memory_usage() <= self.options.write_buffer_size
@@ -638,15 +640,21 @@ impl DbInner {
             } else if st.last_allocated != st.versions.last_sequence {
                 // Groups still insert into this memtable (concurrent
                 // memtable writes): it is replaced once they are published.
+                let start = Instant::now();
                 self.work_done_cv.wait(st);
+                st.stalls.add(StallCause::GroupsInFlight, start.elapsed());
             } else if st.imm.is_some() {
                 // The previous memtable is still being flushed.
+                let start = Instant::now();
                 self.work_done_cv.wait(st);
+                st.stalls.add(StallCause::MemtableFlush, start.elapsed());
             } else if l0 >= L0_STOP_WRITES_TRIGGER {
                 self.info_log
                     .log(&format!("too many level-0 files ({l0}); waiting"));
                 self.bg_cv.notify_one();
+                let start = Instant::now();
                 self.work_done_cv.wait(st);
+                st.stalls.add(StallCause::Level0Stop, start.elapsed());
             } else {
                 let number = st.versions.new_file_number();
                 let file = match self
