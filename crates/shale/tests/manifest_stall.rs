@@ -244,19 +244,25 @@ fn a_writer_waiting_for_a_flush_is_counted_as_a_stall() {
         waited += 1;
         assert!(waited < 60_000, "no flush reached the MANIFEST");
     }
-    // The fresh memtable is full too: the next write waits for the flush.
-    let writer = {
-        let db = db.clone();
-        std::thread::spawn(move || db.put(b"c", b"1").unwrap())
+    // The fresh memtable is full too: the next write waits for the flush,
+    // until the gate opens 50 ms from now.
+    let opener = {
+        let gate = gate.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(50));
+            gate.set(false);
+        })
     };
-    std::thread::sleep(Duration::from_millis(50));
-    assert!(!writer.is_finished(), "the write did not wait for the flush");
-    gate.set(false);
-    writer.join().unwrap();
+    let start = std::time::Instant::now();
+    db.put(b"c", b"1").unwrap();
+    let took = start.elapsed();
+    opener.join().unwrap();
 
     let (waits, micros) = stalls(&db, "memtable flush");
     assert_eq!(waits, 1);
-    assert!(micros >= 50_000, "{micros} us");
+    // Most of the write's time was that wait.
+    assert!(micros >= 20_000, "{micros} us");
+    assert!(micros <= took.as_micros() as u64, "{micros} us of {took:?}");
     assert_eq!(stalls(&db, "level-0 stop"), (0, 0));
     assert_eq!(db.get(b"c").unwrap().as_deref(), Some(&b"1"[..]));
 }

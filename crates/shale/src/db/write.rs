@@ -66,7 +66,6 @@ use crate::keys::{SequenceNumber, ValueType, MAX_SEQUENCE_NUMBER};
 use crate::log;
 use crate::memtable::MemTable;
 use crate::options::WriteOptions;
-use crate::version::version::{L0_SLOWDOWN_WRITES_TRIGGER, L0_STOP_WRITES_TRIGGER};
 
 /// Upper bound of a write group's size in bytes.
 const MAX_GROUP_BYTES: usize = 1 << 20;
@@ -599,7 +598,7 @@ impl DbInner {
         if let Some(e) = &st.bg_error {
             return Err(e.duplicate());
         }
-        let why = if st.versions.num_level_files(0) >= L0_SLOWDOWN_WRITES_TRIGGER {
+        let why = if st.versions.num_level_files(0) >= st.versions.l0_limits().slowdown {
             "level 0 asks writers to slow down"
         } else if st.mem.approximate_memory_usage() > self.options.write_buffer_size
             || self.blob_bytes.load(Ordering::Relaxed) > self.options.blob_file_size
@@ -617,12 +616,13 @@ impl DbInner {
         mut force: bool,
     ) -> Result<()> {
         let mut allow_delay = !force;
+        let limits = st.versions.l0_limits();
         loop {
             if let Some(e) = &st.bg_error {
                 return Err(e.duplicate());
             }
             let l0 = st.versions.num_level_files(0);
-            if allow_delay && l0 >= L0_SLOWDOWN_WRITES_TRIGGER {
+            if allow_delay && l0 >= limits.slowdown {
                 // Spread the delay over many writes instead of stopping one
                 // for seconds: wait up to 1 ms (LevelDB's delay), but no
                 // longer than until the background thread finishes a step,
@@ -648,7 +648,7 @@ impl DbInner {
                 let start = Instant::now();
                 self.work_done_cv.wait(st);
                 st.stalls.add(StallCause::MemtableFlush, start.elapsed());
-            } else if l0 >= L0_STOP_WRITES_TRIGGER {
+            } else if l0 >= limits.stop {
                 self.info_log
                     .log(&format!("too many level-0 files ({l0}); waiting"));
                 self.bg_cv.notify_one();

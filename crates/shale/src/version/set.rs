@@ -17,7 +17,7 @@ use crate::log;
 use crate::options::Options;
 use crate::table_cache::TableCache;
 use crate::version::edit::{FileMetaData, VersionEdit};
-use crate::version::version::{Version, L0_COMPACTION_TRIGGER};
+use crate::version::version::{L0Limits, Version};
 use crate::version::NUM_LEVELS;
 
 /// The largest file number a MANIFEST may hold. Far beyond any real database
@@ -76,6 +76,11 @@ pub struct VersionSet {
 }
 
 impl VersionSet {
+    /// The level-0 limits of this database's write buffer.
+    pub(crate) fn l0_limits(&self) -> L0Limits {
+        L0Limits::for_write_buffer(self.options.write_buffer_size)
+    }
+
     /// A version set for the database in `dir`, empty until [`VersionSet::recover`].
     pub fn new(
         dir: &Path,
@@ -191,15 +196,16 @@ impl VersionSet {
     }
 }
 
-/// Computes the level most in need of compaction.
-pub(super) fn finalize(v: &mut Version) {
+/// Computes the level most in need of compaction; level 0 is due at
+/// `l0_trigger` files.
+pub(super) fn finalize(v: &mut Version, l0_trigger: usize) {
     let mut best_level = 0;
     let mut best_score = -1.0;
     for level in 0..NUM_LEVELS - 1 {
         let score = if level == 0 {
             // Count files rather than bytes at level 0: with big write buffers
             // there are few, large files, and every read merges all of them.
-            v.num_files(0) as f64 / L0_COMPACTION_TRIGGER as f64
+            v.num_files(0) as f64 / l0_trigger.max(1) as f64
         } else {
             v.level_bytes(level) as f64 / max_bytes_for_level(level)
         };

@@ -22,12 +22,53 @@ use crate::table_cache::TableCache;
 use crate::version::edit::FileMetaData;
 use crate::version::NUM_LEVELS;
 
-/// Level-0 file count that triggers a compaction.
+/// Level-0 file count that triggers a compaction (LevelDB's, for its 4 MB
+/// write buffer; see [`L0Limits`]).
 pub const L0_COMPACTION_TRIGGER: usize = 4;
-/// Level-0 file count at which writes are slowed down.
+/// Level-0 file count at which writes are slowed down (LevelDB's).
 pub const L0_SLOWDOWN_WRITES_TRIGGER: usize = 8;
-/// Level-0 file count at which writes stop until a compaction finishes.
+/// Level-0 file count at which writes stop until a compaction finishes
+/// (LevelDB's).
 pub const L0_STOP_WRITES_TRIGGER: usize = 12;
+
+/// The write buffer LevelDB's level-0 counts were chosen for.
+const L0_COUNTS_WRITE_BUFFER: usize = 4 << 20;
+/// The most the level-0 counts grow for a small write buffer.
+const L0_MAX_SCALE: usize = 4;
+
+/// The level-0 file counts at which a compaction is due, writes slow down
+/// and writes stop.
+///
+/// LevelDB's counts (4, 8, 12) are for files of its 4 MB write buffer. A
+/// smaller buffer flushes smaller files, more often: with the same counts,
+/// level 0 holds too little to absorb a burst of writes while a compaction
+/// of deeper levels runs (writers then stall), and each level-0 compaction
+/// rewrites level 1 for a few megabytes of new data (write amplification).
+/// So the counts grow as the buffer shrinks, covering as many bytes as
+/// LevelDB's counts cover with 4 MB files, up to [`L0_MAX_SCALE`] times the
+/// counts (every read may have to look at every level-0 file). From a 4 MB
+/// buffer up they are LevelDB's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct L0Limits {
+    /// Files that make level 0 due for compaction (score 1).
+    pub compaction: usize,
+    /// Files at which each write is delayed a little.
+    pub slowdown: usize,
+    /// Files at which writes wait for a compaction.
+    pub stop: usize,
+}
+
+impl L0Limits {
+    /// The limits for a database whose write buffer is `write_buffer_size`.
+    pub fn for_write_buffer(write_buffer_size: usize) -> L0Limits {
+        let scale = (L0_COUNTS_WRITE_BUFFER / write_buffer_size.max(1)).clamp(1, L0_MAX_SCALE);
+        L0Limits {
+            compaction: L0_COMPACTION_TRIGGER * scale,
+            slowdown: L0_SLOWDOWN_WRITES_TRIGGER * scale,
+            stop: L0_STOP_WRITES_TRIGGER * scale,
+        }
+    }
+}
 /// Highest level a flushed memtable may be placed at when it overlaps nothing.
 pub const MAX_MEM_COMPACT_LEVEL: usize = 2;
 
@@ -514,6 +555,24 @@ impl crate::iter::level::LevelFile for FileMetaData {
 mod tests {
     use super::*;
     use crate::testutil::{icmp, ikey};
+
+    #[test]
+    fn level_0_limits_grow_as_the_write_buffer_shrinks() {
+        let limits = |mb_64ths: usize| {
+            let l = L0Limits::for_write_buffer(mb_64ths * (1 << 20) / 64);
+            (l.compaction, l.slowdown, l.stop)
+        };
+        // LevelDB's counts from its 4 MB buffer up.
+        assert_eq!(limits(4 * 64), (4, 8, 12));
+        assert_eq!(limits(64 * 64), (4, 8, 12));
+        assert_eq!(limits(3 * 64), (4, 8, 12));
+        // The same level-0 bytes with smaller files...
+        assert_eq!(limits(2 * 64), (8, 16, 24));
+        assert_eq!(limits(64), (16, 32, 48));
+        // ...up to four times the counts.
+        assert_eq!(limits(1), (16, 32, 48));
+        assert_eq!(L0Limits::for_write_buffer(0), L0Limits::for_write_buffer(1));
+    }
 
     fn file(number: u64, smallest: &str, largest: &str) -> Arc<FileMetaData> {
         Arc::new(FileMetaData::new(
