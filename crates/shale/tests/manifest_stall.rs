@@ -100,8 +100,8 @@ fn key(i: u32) -> Vec<u8> {
     format!("key{i:08}").into_bytes()
 }
 
-#[test]
-fn writes_and_reads_go_on_during_a_manifest_sync() {
+/// A new database with a 64 KB write buffer on a `GatedFs` (gate open).
+fn open_gated() -> (Arc<Gate>, Arc<GatedFs>, Arc<Db>) {
     let gate = Arc::new(Gate::default());
     let fs = Arc::new(GatedFs {
         inner: MemFs::new(),
@@ -119,6 +119,12 @@ fn writes_and_reads_go_on_during_a_manifest_sync() {
         )
         .unwrap(),
     );
+    (gate, fs, db)
+}
+
+#[test]
+fn writes_and_reads_go_on_during_a_manifest_sync() {
+    let (gate, fs, db) = open_gated();
 
     // Fill the memtable until it is switched for a fresh one (a new log
     // appears) and its flush is due; the flush's version edit then waits at
@@ -213,23 +219,7 @@ fn stalls(db: &Db, cause: &str) -> (u64, u64) {
 
 #[test]
 fn a_writer_waiting_for_a_flush_is_counted_as_a_stall() {
-    let gate = Arc::new(Gate::default());
-    let fs = Arc::new(GatedFs {
-        inner: MemFs::new(),
-        gate: gate.clone(),
-    });
-    let db = Arc::new(
-        Db::open(
-            "/db",
-            Options {
-                create_if_missing: true,
-                write_buffer_size: 64 << 10,
-                fs: fs.clone(),
-                ..Default::default()
-            },
-        )
-        .unwrap(),
-    );
+    let (gate, fs, db) = open_gated();
     assert_eq!(stalls(&db, "memtable flush"), (0, 0));
 
     // The first value fills the memtable; the second write switches it, and
