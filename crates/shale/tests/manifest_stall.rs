@@ -219,7 +219,7 @@ fn stalls(db: &Db, cause: &str) -> (u64, u64) {
 
 #[test]
 fn a_writer_waiting_for_a_flush_is_counted_as_a_stall() {
-    let (gate, fs, db) = open_gated();
+    let (gate, _fs, db) = open_gated();
     assert_eq!(stalls(&db, "memtable flush"), (0, 0));
 
     // The first value fills the memtable; the second write switches it, and
