@@ -586,10 +586,6 @@ impl DbInner {
         result
     }
 
-    /// Makes sure the memtable has room for a write, switching to a new one
-    /// (and a new log, and a new blob file) when it is full or its blob file
-    /// has reached `blob_file_size`; slows or stops writes when level 0 has
-    /// too many files. `force` switches even if there is room.
     /// Whether a write may start now without waiting or switching the
     /// memtable (see [`WriteOptions::no_slowdown`]): the checks of
     /// [`make_room_for_write`](Self::make_room_for_write) that would return
@@ -610,6 +606,10 @@ impl DbInner {
         Err(Error::Incomplete(format!("{}: {why}", self.dir.display())))
     }
 
+    /// Makes sure the memtable has room for a write, switching to a new one
+    /// (and a new log, and a new blob file) when it is full or its blob file
+    /// has reached `blob_file_size`; slows or stops writes when level 0 has
+    /// too many files. `force` switches even if there is room.
     pub(crate) fn make_room_for_write(
         &self,
         st: &mut MutexGuard<'_, State>,
