@@ -5,8 +5,9 @@
 //! Python threads run in parallel and so that the engine's own threads can
 //! take the GIL (to call a comparator written in Python) while a Python
 //! thread waits on an engine lock; the one exception is a write that the
-//! engine can make at once without syncing (see [`do_write`]). Engine objects (the database, cursors,
-//! snapshots) are dropped with the GIL released too, for the same reason.
+//! engine can make at once without syncing (see [`do_write`]). Engine
+//! objects (the database, cursors, snapshots) are dropped with the GIL
+//! released too, for the same reason.
 //!
 //! A database's Python objects share one [`Shared`]: the engine handle,
 //! which `close()` takes out, and the cursors and snapshots made from it,
