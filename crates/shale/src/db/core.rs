@@ -241,6 +241,26 @@ pub(crate) struct WriteStalls {
     pub(crate) by_cause: [(u64, u64); 4],
 }
 
+impl StallCause {
+    /// Every cause, in the order of [`WriteStalls::by_cause`].
+    pub(crate) const ALL: [StallCause; 4] = [
+        StallCause::Level0Slowdown,
+        StallCause::MemtableFlush,
+        StallCause::Level0Stop,
+        StallCause::GroupsInFlight,
+    ];
+
+    /// The cause's name in `shale.write-stalls`.
+    pub(crate) fn label(self) -> &'static str {
+        match self {
+            StallCause::Level0Slowdown => "level-0 slowdown",
+            StallCause::MemtableFlush => "memtable flush",
+            StallCause::Level0Stop => "level-0 stop",
+            StallCause::GroupsInFlight => "groups in flight",
+        }
+    }
+}
+
 impl WriteStalls {
     pub(crate) fn add(&mut self, cause: StallCause, waited: std::time::Duration) {
         let entry = &mut self.by_cause[cause as usize];

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::sync::atomic::Ordering;
 
-use crate::db::core::{Db, DbInner};
+use crate::db::core::{Db, DbInner, StallCause};
 use crate::keys::{InternalKey, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK};
 use crate::version::NUM_LEVELS;
 
@@ -250,16 +250,9 @@ impl DbInner {
         if name == "shale.write-stalls" {
             let stalls = self.state.lock().stalls;
             let mut s = String::new();
-            for (label, (count, micros)) in [
-                "level-0 slowdown",
-                "memtable flush",
-                "level-0 stop",
-                "groups in flight",
-            ]
-            .iter()
-            .zip(stalls.by_cause)
-            {
-                s.push_str(&format!("{label}: {count} waits, {micros} us\n"));
+            for cause in StallCause::ALL {
+                let (count, micros) = stalls.by_cause[cause as usize];
+                s.push_str(&format!("{}: {count} waits, {micros} us\n", cause.label()));
             }
             return Some(s);
         }

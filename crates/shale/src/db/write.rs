@@ -596,14 +596,36 @@ impl DbInner {
         }
         let why = if st.versions.num_level_files(0) >= st.versions.l0_limits().slowdown {
             "level 0 asks writers to slow down"
-        } else if st.mem.approximate_memory_usage() > self.options.write_buffer_size
-            || self.blob_bytes.load(Ordering::Relaxed) > self.options.blob_file_size
-        {
+        } else if !self.memtable_has_room(st) {
             "the memtable is full"
         } else {
             return Ok(());
         };
         Err(Error::Incomplete(format!("{}: {why}", self.dir.display())))
+    }
+
+    /// Whether the memtable (and its blob file) can take more writes.
+    fn memtable_has_room(&self, st: &State) -> bool {
+        st.mem.approximate_memory_usage() <= self.options.write_buffer_size
+            && self.blob_bytes.load(Ordering::Relaxed) <= self.options.blob_file_size
+    }
+
+    /// Waits (at most `timeout`) for the background thread to finish a
+    /// step, and counts the wait as a stall of `cause`.
+    fn wait_for_work(
+        &self,
+        st: &mut MutexGuard<'_, State>,
+        cause: StallCause,
+        timeout: Option<Duration>,
+    ) {
+        let start = Instant::now();
+        match timeout {
+            Some(t) => {
+                self.work_done_cv.wait_for(st, t);
+            }
+            None => self.work_done_cv.wait(st),
+        }
+        st.stalls.add(cause, start.elapsed());
     }
 
     /// Makes sure the memtable has room for a write, switching to a new one
@@ -628,33 +650,26 @@ impl DbInner {
                 // longer than until the background thread finishes a step,
                 // which may have emptied level 0.
                 self.bg_cv.notify_one();
-                let start = Instant::now();
-                self.work_done_cv.wait_for(st, Duration::from_millis(1));
-                st.stalls.add(StallCause::Level0Slowdown, start.elapsed());
+                self.wait_for_work(
+                    st,
+                    StallCause::Level0Slowdown,
+                    Some(Duration::from_millis(1)),
+                );
                 allow_delay = false;
-            } else if !force
-                && st.mem.approximate_memory_usage() <= self.options.write_buffer_size
-                && self.blob_bytes.load(Ordering::Relaxed) <= self.options.blob_file_size
-            {
+            } else if !force && self.memtable_has_room(st) {
                 return Ok(());
             } else if st.last_allocated != st.versions.last_sequence {
                 // Groups still insert into this memtable (concurrent
                 // memtable writes): it is replaced once they are published.
-                let start = Instant::now();
-                self.work_done_cv.wait(st);
-                st.stalls.add(StallCause::GroupsInFlight, start.elapsed());
+                self.wait_for_work(st, StallCause::GroupsInFlight, None);
             } else if st.imm.is_some() {
                 // The previous memtable is still being flushed.
-                let start = Instant::now();
-                self.work_done_cv.wait(st);
-                st.stalls.add(StallCause::MemtableFlush, start.elapsed());
+                self.wait_for_work(st, StallCause::MemtableFlush, None);
             } else if l0 >= limits.stop {
                 self.info_log
                     .log(&format!("too many level-0 files ({l0}); waiting"));
                 self.bg_cv.notify_one();
-                let start = Instant::now();
-                self.work_done_cv.wait(st);
-                st.stalls.add(StallCause::Level0Stop, start.elapsed());
+                self.wait_for_work(st, StallCause::Level0Stop, None);
             } else {
                 let number = st.versions.new_file_number();
                 let file = match self

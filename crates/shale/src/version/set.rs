@@ -47,6 +47,8 @@ pub struct VersionSet {
     pub(crate) options: Options,
     pub(crate) icmp: InternalKeyComparator,
     pub(crate) table_cache: Arc<TableCache>,
+    /// The level-0 limits of this database's write buffer.
+    l0_limits: L0Limits,
     /// The next file number to hand out.
     pub next_file_number: u64,
     /// The MANIFEST being written.
@@ -78,7 +80,7 @@ pub struct VersionSet {
 impl VersionSet {
     /// The level-0 limits of this database's write buffer.
     pub(crate) fn l0_limits(&self) -> L0Limits {
-        L0Limits::for_write_buffer(self.options.write_buffer_size)
+        self.l0_limits
     }
 
     /// A version set for the database in `dir`, empty until [`VersionSet::recover`].
@@ -90,6 +92,7 @@ impl VersionSet {
     ) -> Self {
         VersionSet {
             dir: dir.to_path_buf(),
+            l0_limits: L0Limits::for_write_buffer(options.write_buffer_size),
             options: options.clone(),
             current: Arc::new(Version::new(icmp.clone())),
             icmp,
