@@ -29,8 +29,8 @@ pub enum Run {
     Reopen,
     /// Print a note that it is not supported (`heapprofile`).
     HeapProfile,
-    /// Print an engine property (`stats`, `sstables`).
-    Property,
+    /// Print this engine property (`stats`, `sstables`, `writestalls`).
+    Property(&'static str),
     /// The SQLite4 LSM test (`lsmiter`).
     LsmIter,
     /// A workload run by threads.
@@ -208,18 +208,18 @@ pub const BENCHMARKS: &[Benchmark] = &[
     Benchmark {
         name: "stats",
         help: "print the engine's statistics",
-        run: Run::Property,
+        run: Run::Property("leveldb.stats"),
     },
     Benchmark {
         name: "sstables",
         help: "print the engine's table files",
-        run: Run::Property,
+        run: Run::Property("leveldb.sstables"),
     },
     // Added by this tool.
     Benchmark {
         name: "writestalls",
         help: "print how often and how long writers waited for room, by cause (shale only)",
-        run: Run::Property,
+        run: Run::Property("shale.write-stalls"),
     },
     Benchmark {
         name: "fillrandbatch",

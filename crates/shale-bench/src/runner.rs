@@ -94,8 +94,8 @@ enum Plan {
     Reopen,
     /// `heapprofile`: a note that it is not supported.
     HeapProfile,
-    /// `stats` or `sstables`: print an engine property.
-    Property,
+    /// `stats`, `sstables`, `writestalls`: print this engine property.
+    Property(&'static str),
     /// `lsmiter`: the SQLite4 LSM test.
     LsmIter,
     /// A benchmark run by threads.
@@ -120,7 +120,7 @@ fn plan(name: &str, f: &Flags) -> Option<Plan> {
     let (method, fresh_db, needs) = match benchmarks::find(name)?.run {
         Run::Reopen => return Some(Plan::Reopen),
         Run::HeapProfile => return Some(Plan::HeapProfile),
-        Run::Property => return Some(Plan::Property),
+        Run::Property(name) => return Some(Plan::Property(name)),
         Run::LsmIter => return Some(Plan::LsmIter),
         Run::Threads {
             method,
@@ -396,14 +396,10 @@ impl<'f> Runner<'f> {
                 eprintln!("heap profiling not supported");
                 return Ok(());
             }
-            Some(Plan::Property) => {
-                let prop = match name {
-                    "writestalls" => "shale.write-stalls".to_string(),
-                    _ => format!("leveldb.{name}"),
-                };
+            Some(Plan::Property(prop)) => {
                 let text = self
                     .engine()?
-                    .property(&prop)
+                    .property(prop)
                     .unwrap_or_else(|| "(failed)".to_string());
                 writeln!(out, "\n{text}").map_err(io_err)?;
                 return Ok(());
