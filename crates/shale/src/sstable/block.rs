@@ -194,14 +194,15 @@ impl Block {
         self.seek_entry(cmp, target, key)
     }
 
-    /// Calls `f(offset, key_at, key)` for every entry in order from restart
-    /// point `restart` on, with the entry's offset, where its unshared key
-    /// bytes start, and its whole key; stops when `f` returns false. True
-    /// when every entry decoded and `f` never stopped.
+    /// Calls `f(offset, key_at, shared, key)` for every entry in order from
+    /// restart point `restart` on, with the entry's offset, where its
+    /// unshared key bytes start, how many leading bytes its key shares with
+    /// the previous entry's, and its whole key; stops when `f` returns false.
+    /// True when every entry decoded and `f` never stopped.
     pub(crate) fn for_each_entry(
         &self,
         restart: u32,
-        mut f: impl FnMut(u32, usize, &[u8]) -> bool,
+        mut f: impl FnMut(u32, usize, usize, &[u8]) -> bool,
     ) -> bool {
         let entries = self.entries();
         let mut key = Vec::new();
@@ -221,7 +222,7 @@ impl Block {
             }
             key.truncate(h.shared);
             key.extend_from_slice(&entries[h.key_start..h.key_start + h.non_shared]);
-            if !f(offset as u32, h.key_start, &key) {
+            if !f(offset as u32, h.key_start, h.shared, &key) {
                 return false;
             }
             offset = h.key_start + h.non_shared + h.value_len;
@@ -303,7 +304,11 @@ impl BlockEntries for Block {
     }
 
     #[inline]
-    fn for_each_entry(&self, restart: u32, f: impl FnMut(u32, usize, &[u8]) -> bool) -> bool {
+    fn for_each_entry(
+        &self,
+        restart: u32,
+        f: impl FnMut(u32, usize, usize, &[u8]) -> bool,
+    ) -> bool {
         Block::for_each_entry(self, restart, f)
     }
 }

@@ -19,9 +19,11 @@ pub trait BlockEntries {
     /// decodes.
     fn entry_at(&self, offset: u32) -> Option<(&[u8], &[u8])>;
 
-    /// Calls `f(offset, key_at, key)` for every entry in order from restart
-    /// point `restart` on, with the entry's offset, where its unshared key
-    /// bytes start, and its whole key; stops when `f` returns false. True
-    /// when every entry decoded and `f` never stopped.
-    fn for_each_entry(&self, restart: u32, f: impl FnMut(u32, usize, &[u8]) -> bool) -> bool;
+    /// Calls `f(offset, key_at, shared, key)` for every entry in order from
+    /// restart point `restart` on, with the entry's offset, where its
+    /// unshared key bytes start, how many leading bytes its key shares with
+    /// the previous entry's, and its whole key; stops when `f` returns false.
+    /// True when every entry decoded and `f` never stopped.
+    fn for_each_entry(&self, restart: u32, f: impl FnMut(u32, usize, usize, &[u8]) -> bool)
+        -> bool;
 }

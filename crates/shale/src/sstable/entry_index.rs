@@ -67,6 +67,9 @@ pub struct EntryIndex {
 #[inline]
 fn fence(key: &[u8], skip: usize) -> u64 {
     let rest = &key[skip..];
+    if let Some(word) = rest.first_chunk::<8>() {
+        return u64::from_be_bytes(*word);
+    }
     let mut word = [0u8; 8];
     let n = rest.len().min(8);
     word[..n].copy_from_slice(&rest[..n]);
@@ -86,7 +89,7 @@ impl EntryIndex {
         }
         // The prefix all user keys share is the first and last keys' one.
         let mut last = Vec::new();
-        block.for_each_entry(restarts - 1, |_, _, key| {
+        block.for_each_entry(restarts - 1, |_, _, _, key| {
             last.clear();
             last.extend_from_slice(&key[..strip(key)]);
             true
@@ -98,10 +101,13 @@ impl EntryIndex {
         let mut fences = Vec::with_capacity(restarts as usize * 16);
         let mut metas: Vec<u32> = Vec::with_capacity(restarts as usize * 16);
         let mut first_key_at = None;
-        let complete = block.for_each_entry(0, |offset, key_at, key| {
+        let complete = block.for_each_entry(0, |offset, key_at, entry_shared, key| {
             first_key_at.get_or_insert(key_at);
             let user = &key[..strip(key)];
-            if !user.starts_with(common) || offset as usize > MAX_OFFSET {
+            // An entry whose key shares the whole prefix with the previous
+            // one (checked already) has it too.
+            let inherited = entry_shared >= shared && user.len() >= shared;
+            if !(inherited || user.starts_with(common)) || offset as usize > MAX_OFFSET {
                 // Out of order (a corrupt block), or beyond 24-bit offsets.
                 return false;
             }

@@ -91,7 +91,7 @@ impl Fences {
             }
         }
         let mut entries = 0u32;
-        let every_entry = block.for_each_entry(0, |_, _, _| {
+        let every_entry = block.for_each_entry(0, |_, _, _, _| {
             entries += 1;
             entries <= restarts
         }) && entries == restarts;
