@@ -154,6 +154,8 @@ pub struct EngineConfig {
     pub mmap_read: bool,
     /// Shale: writers insert into the memtable in parallel.
     pub concurrent_memtable_writes: bool,
+    /// Shale: flushes cut into several tables where their keys jump.
+    pub split_flushes: bool,
     /// Shale: values of at least this many bytes go to blob files.
     pub blob_threshold: Option<usize>,
     /// Shale: the blob file size that switches the memtable (None: default).
@@ -179,6 +181,7 @@ impl EngineConfig {
             wt_log: flags.wt_log,
             mmap_read: flags.mmap_read,
             concurrent_memtable_writes: flags.concurrent_memtable_writes,
+            split_flushes: flags.split_flushes,
             blob_threshold: (flags.blob_threshold > 0).then_some(flags.blob_threshold as usize),
             blob_file_size: (flags.blob_file_size > 0).then_some(flags.blob_file_size),
             kyoto_zcomp: flags.kyoto_zcomp.clone(),

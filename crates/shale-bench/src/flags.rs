@@ -167,6 +167,9 @@ pub struct Flags {
     /// parallel (`Options::concurrent_memtable_writes`, RocksDB db_bench's
     /// `--allow_concurrent_memtable_write`).
     pub concurrent_memtable_writes: bool,
+    /// Shale: flushes cut into several tables where their keys jump
+    /// (`Options::split_flushes`).
+    pub split_flushes: bool,
     /// Shale: values of at least this many bytes go to blob files
     /// (`Options::blob_threshold`); 0: off. Other engines ignore it, saying
     /// so.
@@ -216,6 +219,7 @@ impl Default for Flags {
             duration: 0,
             mmap_read: true,
             concurrent_memtable_writes: false,
+            split_flushes: false,
             blob_threshold: 0,
             blob_file_size: 0,
         }
@@ -416,6 +420,7 @@ where
             "duration" => f.duration = int_in(arg, value, 0, 86_400 * 365)? as u64,
             "mmap_read" => f.mmap_read = boolean(arg, value)?,
             "concurrent_memtable_writes" => f.concurrent_memtable_writes = boolean(arg, value)?,
+            "split_flushes" => f.split_flushes = boolean(arg, value)?,
             "blob_threshold" => f.blob_threshold = int_in(arg, value, 0, I32_MAX)? as u64,
             "blob_file_size" => f.blob_file_size = int_in(arg, value, 0, i64::MAX)? as u64,
             _ => return Err(FlagError::Invalid(format!("unknown flag '{arg}'"))),
@@ -522,6 +527,10 @@ pub fn usage() -> String {
         (
             "concurrent_memtable_writes",
             "0 (shale: writers insert into the memtable in parallel, as RocksDB's --allow_concurrent_memtable_write)".into(),
+        ),
+        (
+            "split_flushes",
+            "0 (shale: a flush is cut into several tables where its keys jump)".into(),
         ),
         (
             "blob_threshold",

@@ -174,6 +174,18 @@ pub struct Options {
     /// assert!(options.blob_file_size < shale::Options::default().blob_file_size);
     /// ```
     pub blob_file_size: u64,
+    /// Cut a memtable flush into several tables where its keys jump: writers that each
+    /// append keys in order to their own part of the key space (one per thread, tenant or
+    /// prefix) then get one table per run, which lands in the gap its stream left and moves
+    /// down the levels without being merged with the other streams. Only with the bytewise
+    /// order; random keys and a single stream are flushed as one table either way. The
+    /// tables are LevelDB's. Default: false.
+    ///
+    /// ```
+    /// let options = shale::Options { split_flushes: true, ..Default::default() };
+    /// assert!(options.split_flushes);
+    /// ```
+    pub split_flushes: bool,
 }
 
 impl Default for Options {
@@ -200,6 +212,7 @@ impl Default for Options {
             blob_threshold: None,
             blob_gc_age_cutoff: 0.25,
             blob_file_size: 256 << 20,
+            split_flushes: false,
         }
     }
 }
@@ -232,6 +245,7 @@ impl std::fmt::Debug for Options {
             .field("blob_threshold", &self.blob_threshold)
             .field("blob_gc_age_cutoff", &self.blob_gc_age_cutoff)
             .field("blob_file_size", &self.blob_file_size)
+            .field("split_flushes", &self.split_flushes)
             .finish()
     }
 }

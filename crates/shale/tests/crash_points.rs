@@ -23,8 +23,9 @@
 //! image and also tests the engine on a dead machine.
 //!
 //! `crash_points_sample` (in `cargo test`) checks about 600 crash points of
-//! four workloads (one with value separation). The long version checks every
-//! crash point of six workloads, one per option set (about 55,000), and
+//! five workloads (one with value separation, one with flushes cut between
+//! key ranges). The long version checks every
+//! crash point of seven workloads, one per option set (about 64,000), and
 //! prints the count:
 //!
 //! ```text
@@ -53,7 +54,7 @@ use std::collections::BTreeMap;
 
 use common::fault_fs::{Cut, FaultFs, Image};
 use common::history::{check_prefix, contents, describe_difference, Contents};
-use common::workload::{generate, run, Config, Outcome, CONFIGS};
+use common::workload::{generate_keys, run, Config, Outcome, CONFIGS};
 use shale::{Db, WriteOptions};
 
 const DIR: &str = "/db";
@@ -159,7 +160,7 @@ impl Workload {
         let fs = FaultFs::new();
         fs.set_synchronous_directories(self.dirsync);
         prepare(&fs);
-        let steps = generate(self.seed, self.steps, KEYS);
+        let steps = generate_keys(self.seed, self.steps, KEYS, self.config.key_fn());
         let clock = || fs.op_count();
         let mut outcome = run(&steps, Path::new(DIR), &self.options(&fs), &clock);
         drop(outcome.db.take());
@@ -327,7 +328,7 @@ fn spread(n: u64, count: u64) -> BTreeMap<u64, Cut> {
         .collect()
 }
 
-/// Checks about 600 crash points of four workloads: from each, the point
+/// Checks about 600 crash points of five workloads: from each, the point
 /// after its end, 140 points captured from one run and 8 runs that die.
 fn sample(dirsync: bool) {
     let mut failures = Vec::new();
@@ -337,6 +338,7 @@ fn sample(dirsync: bool) {
         ("reuse-logs", 2),
         ("concurrent-memtable", 3),
         ("blobs", 4),
+        ("split-streams", 5),
     ] {
         let workload = Workload::new(config, seed, dirsync);
         let (n, end) = count_operations(&workload);
@@ -387,7 +389,7 @@ fn crash_points_sample_synchronous_directories() {
     }
 }
 
-/// Every crash point of six workloads, one per option set.
+/// Every crash point of seven workloads, one per option set.
 fn all(dirsync: bool) {
     // Images kept at once (each holds the files that changed since the
     // last sync).
@@ -412,13 +414,13 @@ fn all(dirsync: bool) {
 }
 
 #[test]
-#[ignore = "long: every crash point of six workloads; see the file header"]
+#[ignore = "long: every crash point of seven workloads; see the file header"]
 fn crash_points_all() {
     all(false);
 }
 
 #[test]
-#[ignore = "long: every crash point of six workloads; see the file header"]
+#[ignore = "long: every crash point of seven workloads; see the file header"]
 fn crash_points_all_synchronous_directories() {
     all(true);
 }

@@ -347,6 +347,7 @@ fn random_options(rng: &mut StdRng, fs: &MemFs) -> Options {
         concurrent_memtable_writes: rng.gen(),
         blob_threshold: [None, None, Some(0), Some(100), Some(2000)][rng.gen_range(0..5)],
         blob_file_size: [64 << 10, 1 << 20, 256 << 20][rng.gen_range(0..3)],
+        split_flushes: rng.gen(),
         ..Default::default()
     }
 }

@@ -52,6 +52,7 @@ impl ShaleEngine {
             },
             reuse_logs: cfg.reuse_logs,
             concurrent_memtable_writes: cfg.concurrent_memtable_writes,
+            split_flushes: cfg.split_flushes,
             blob_threshold: cfg.blob_threshold,
             ..Default::default()
         };
@@ -88,6 +89,7 @@ impl ShaleEngine {
             ),
             setting("reuse_logs", cfg.reuse_logs),
             setting("concurrent_memtable_writes", cfg.concurrent_memtable_writes),
+            setting("split_flushes", cfg.split_flushes),
             setting(
                 "blob_threshold",
                 match cfg.blob_threshold {

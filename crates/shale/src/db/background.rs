@@ -17,8 +17,9 @@ use parking_lot::MutexGuard;
 
 use crate::compaction::job::{self, JobHost};
 use crate::compaction::Compaction;
-use crate::db::builder::build_table;
+use crate::db::builder::build_table_range;
 use crate::db::core::{panic_message, DbInner, ManualCompaction, State};
+use crate::db::flush_split;
 use crate::error::{Error, Result};
 use crate::filename::{blob_file_name, parse_file_name, FileType};
 use crate::keys::{
@@ -211,7 +212,7 @@ impl DbInner {
         MutexGuard::unlocked(st, || self.sync_dir_for_log(log_number))?;
         let base = st.versions.current();
         let mut edit = VersionEdit::default();
-        let number = self.write_level0_table(st, &imm, &mut edit, Some(&base))?;
+        let numbers = self.write_level0_table(st, &imm, &mut edit, Some(&base))?;
         let result = if self.shutting_down.load(AtomicOrdering::Acquire) {
             Err(Error::Background(
                 "shutting down during a memtable flush".into(),
@@ -223,7 +224,9 @@ impl DbInner {
         };
         // Installed (or failed): the new table needs no protection any more.
         // (A flush may run inside a compaction, whose outputs stay pending.)
-        st.pending_outputs.remove(&number);
+        for number in &numbers {
+            st.pending_outputs.remove(number);
+        }
         result?;
         // The replaced log's writes are now in a synced table: it is closed
         // without a sync of its own (syncing it would write every log to
@@ -240,65 +243,133 @@ impl DbInner {
     }
 
     /// Writes `mem` to a new table and adds it to `edit`, at level 0 or deeper
-    /// when `base` shows it overlaps nothing there. Unlocks while writing.
-    /// Returns the file number, which stays in `pending_outputs` (so the
-    /// file is never deleted) until the caller has installed `edit`.
+    /// when `base` shows it overlaps nothing there; with
+    /// `Options::split_flushes`, to several tables cut where its keys jump
+    /// (`flush_split`), each at its own level. Unlocks while writing.
+    /// Returns the file numbers, which stay in `pending_outputs` (so the
+    /// files are never deleted) until the caller has installed `edit`.
     pub(crate) fn write_level0_table(
         &self,
         st: &mut MutexGuard<'_, State>,
         mem: &Arc<MemTable>,
         edit: &mut VersionEdit,
         base: Option<&Arc<Version>>,
-    ) -> Result<u64> {
+    ) -> Result<Vec<u64>> {
         let start = Instant::now();
-        // The level is chosen before the table is written, so that the
-        // table is compressed as that level asks.
-        let level = match base {
-            Some(base) => memtable_output_level(mem, base, self.options.max_file_size as u64),
-            None => 0,
+        let max_file_size = self.options.max_file_size as u64;
+        // The levels are chosen before the tables are written, so that each
+        // table is compressed as its level asks.
+        let pieces = match base {
+            Some(base) if self.options.split_flushes => {
+                let bytewise = self.options.comparator.is_bytewise();
+                MutexGuard::unlocked(st, || flush_split::plan(mem, base, max_file_size, bytewise))
+            }
+            Some(base) => vec![flush_split::Piece {
+                start: None,
+                end: None,
+                level: memtable_output_level(mem, base, max_file_size),
+            }],
+            None => Vec::new(),
         };
-        let mut table_options = self.table_options.clone();
-        table_options.compression = self.options.compression_for_level(level, false);
-        let number = st.versions.new_file_number();
-        st.pending_outputs.insert(number);
-        let meta = MutexGuard::unlocked(st, || {
-            let mut it = mem.iter();
-            let meta = build_table(
-                &self.dir,
-                &self.options,
-                &table_options,
-                &self.table_cache,
-                &mut it,
-                number,
-            )?;
-            // The log the memtable came from is deleted once the table is
-            // installed: the blob records its pointers lead to must be
-            // durable first.
-            self.sync_blob_files(&meta.blob_files)?;
-            Ok(meta)
+        if pieces.len() > 1 {
+            let starts: Vec<String> = pieces
+                .iter()
+                .skip(1)
+                .filter_map(|p| p.start.as_deref())
+                .map(|k| format!("{:?}", String::from_utf8_lossy(k)))
+                .collect();
+            self.info_log.log(&format!(
+                "flush cut into {} tables where the keys jump, at {}",
+                pieces.len(),
+                starts.join(", ")
+            ));
+        }
+        let pieces = if pieces.is_empty() {
+            vec![flush_split::Piece {
+                start: None,
+                end: None,
+                level: 0,
+            }]
+        } else {
+            pieces
+        };
+        let numbers: Vec<u64> = pieces
+            .iter()
+            .map(|_| {
+                let number = st.versions.new_file_number();
+                st.pending_outputs.insert(number);
+                number
+            })
+            .collect();
+        let metas = MutexGuard::unlocked(st, || {
+            let mut metas: Vec<FileMetaData> = Vec::with_capacity(pieces.len());
+            let result = (|| -> Result<()> {
+                for (piece, &number) in pieces.iter().zip(&numbers) {
+                    let mut table_options = self.table_options.clone();
+                    table_options.compression =
+                        self.options.compression_for_level(piece.level, false);
+                    let mut it = mem.iter();
+                    let meta = build_table_range(
+                        &self.dir,
+                        &self.options,
+                        &table_options,
+                        &self.table_cache,
+                        &mut it,
+                        number,
+                        piece.start.as_deref(),
+                        piece.end.as_deref(),
+                    )?;
+                    // The log the memtable came from is deleted once the table is
+                    // installed: the blob records its pointers lead to must be
+                    // durable first.
+                    self.sync_blob_files(&meta.blob_files)?;
+                    metas.push(meta);
+                }
+                Ok(())
+            })();
+            match result {
+                Ok(()) => Ok(metas),
+                Err(e) => {
+                    // The tables of the pieces written before the failure.
+                    for m in metas.iter().filter(|m| m.file_size > 0) {
+                        let _ = self
+                            .options
+                            .fs
+                            .remove_file(&crate::filename::table_file_name(&self.dir, m.number));
+                    }
+                    Err(e)
+                }
+            }
         });
-        // On success the number stays pending until the caller's version
+        // On success the numbers stay pending until the caller's version
         // edit is installed: the MANIFEST write runs unlocked, and until then
-        // no version names the file.
-        let meta = meta.inspect_err(|_| {
-            st.pending_outputs.remove(&number);
+        // no version names the files.
+        let metas: Vec<FileMetaData> = metas.inspect_err(|_: &Error| {
+            for n in &numbers {
+                st.pending_outputs.remove(n);
+            }
         })?;
-        if meta.file_size > 0 {
+        let micros = start.elapsed().as_micros() as u64 / metas.len().max(1) as u64;
+        for (piece, meta) in pieces.iter().zip(metas) {
+            if meta.file_size == 0 {
+                continue;
+            }
+            let level = piece.level;
             debug_assert!(base.is_none_or(|base| level
                 == base.pick_level_for_memtable_output(
                     meta.smallest.user_key(),
                     meta.largest.user_key(),
-                    self.options.max_file_size as u64,
+                    max_file_size,
                 )));
             self.info_log.log(&format!(
-                "level-{level} table #{number}: {} bytes",
-                meta.file_size
+                "level-{level} table #{}: {} bytes",
+                meta.number, meta.file_size
             ));
-            st.stats[level].micros += start.elapsed().as_micros() as u64;
+            st.stats[level].micros += micros;
             st.stats[level].bytes_written += meta.file_size;
             edit.new_files.push((level as u32, meta));
         }
-        Ok(number)
+        Ok(numbers)
     }
 
     /// The blob files a compaction starting now collects: the oldest

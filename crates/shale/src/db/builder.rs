@@ -7,7 +7,10 @@ use crate::blob::format::BlobPointer;
 use crate::error::{Error, Result};
 use crate::filename::table_file_name;
 use crate::iter::InternalIterator;
-use crate::keys::{parse_internal_key, InternalKey, ValueType};
+use crate::keys::{
+    append_internal_key, extract_user_key, parse_internal_key, InternalKey, ValueType,
+    MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK,
+};
 use crate::options::Options;
 use crate::sstable::{TableBuilder, TableOptions};
 use crate::table_cache::TableCache;
@@ -25,9 +28,51 @@ pub fn build_table(
     iter: &mut dyn InternalIterator,
     number: u64,
 ) -> Result<FileMetaData> {
+    build_table_range(
+        dir,
+        options,
+        table_options,
+        table_cache,
+        iter,
+        number,
+        None,
+        None,
+    )
+}
+
+/// [`build_table`] from the entries of `iter` whose user keys are at least
+/// `start` and less than `end` (`None`: unbounded), in the order of
+/// `options.comparator`.
+#[allow(clippy::too_many_arguments)]
+pub fn build_table_range(
+    dir: &Path,
+    options: &Options,
+    table_options: &TableOptions,
+    table_cache: &Arc<TableCache>,
+    iter: &mut dyn InternalIterator,
+    number: u64,
+    start: Option<&[u8]>,
+    end: Option<&[u8]>,
+) -> Result<FileMetaData> {
     let path = table_file_name(dir, number);
-    iter.seek_to_first();
-    if !iter.valid() {
+    match start {
+        Some(start) => {
+            let mut target = Vec::with_capacity(start.len() + 8);
+            append_internal_key(&mut target, start, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK);
+            iter.seek(&target);
+        }
+        None => iter.seek_to_first(),
+    }
+    let in_range = |iter: &dyn InternalIterator| {
+        iter.valid()
+            && end.is_none_or(|end| {
+                options
+                    .comparator
+                    .compare(extract_user_key(iter.key()), end)
+                    == std::cmp::Ordering::Less
+            })
+    };
+    if !in_range(iter) {
         iter.status()?;
         return Ok(FileMetaData::new(
             number,
@@ -42,7 +87,7 @@ pub fn build_table(
         let smallest = InternalKey::from_encoded(iter.key().to_vec());
         let mut largest = Vec::new();
         let mut blob_files = std::collections::BTreeSet::new();
-        while iter.valid() {
+        while in_range(iter) {
             if parse_internal_key(iter.key()).is_some_and(|p| p.value_type == ValueType::BlobIndex)
             {
                 let p = BlobPointer::decode(iter.value()).map_err(|e| {

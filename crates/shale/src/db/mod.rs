@@ -3,7 +3,7 @@
 //! Rust iterators (`iter`), snapshots and read options (`snapshot`),
 //! properties and stats (`properties`), background flushes and the scheduling
 //! of compactions (`background`, `wakeup`), the write path's hand-offs
-//! between threads (`handoff`), memtable-to-table (`builder`),
+//! between threads (`handoff`), memtable-to-table (`builder`, cut at key jumps by `flush_split`),
 //! bulk ingestion of sorted entries straight into tables (`ingest`),
 //! the info log (`info_log`) and `repair`.
 
@@ -12,6 +12,7 @@ pub(crate) mod builder;
 #[cfg(test)]
 mod compression_tests;
 pub(crate) mod core;
+pub(crate) mod flush_split;
 mod handoff;
 pub(crate) mod info_log;
 pub(crate) mod ingest;

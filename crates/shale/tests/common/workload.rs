@@ -52,10 +52,15 @@ pub struct Config {
     pub concurrent_memtable_writes: bool,
     /// `Options::blob_threshold`.
     pub blob_threshold: Option<usize>,
+    /// `Options::split_flushes`.
+    pub split_flushes: bool,
+    /// Keys in four far-apart ranges ([`stream_key`]) instead of one
+    /// ([`key`]), so that flushes hold runs with jumps between them.
+    pub streams: bool,
 }
 
 /// The option sets the tests run under.
-pub const CONFIGS: [Config; 6] = [
+pub const CONFIGS: [Config; 7] = [
     Config {
         name: "default",
         reuse_logs: false,
@@ -64,6 +69,8 @@ pub const CONFIGS: [Config; 6] = [
         paranoid: false,
         concurrent_memtable_writes: false,
         blob_threshold: None,
+        split_flushes: false,
+        streams: false,
     },
     Config {
         name: "reuse-logs",
@@ -73,6 +80,8 @@ pub const CONFIGS: [Config; 6] = [
         paranoid: false,
         concurrent_memtable_writes: false,
         blob_threshold: None,
+        split_flushes: false,
+        streams: false,
     },
     Config {
         name: "bloom-uncompressed",
@@ -82,6 +91,8 @@ pub const CONFIGS: [Config; 6] = [
         paranoid: false,
         concurrent_memtable_writes: false,
         blob_threshold: None,
+        split_flushes: false,
+        streams: false,
     },
     Config {
         name: "paranoid-reuse",
@@ -91,6 +102,8 @@ pub const CONFIGS: [Config; 6] = [
         paranoid: true,
         concurrent_memtable_writes: false,
         blob_threshold: None,
+        split_flushes: false,
+        streams: false,
     },
     Config {
         name: "concurrent-memtable",
@@ -100,6 +113,8 @@ pub const CONFIGS: [Config; 6] = [
         paranoid: false,
         concurrent_memtable_writes: true,
         blob_threshold: None,
+        split_flushes: false,
+        streams: false,
     },
     Config {
         // Values of 512 bytes and more (about two in three) in blob files;
@@ -111,6 +126,20 @@ pub const CONFIGS: [Config; 6] = [
         paranoid: false,
         concurrent_memtable_writes: false,
         blob_threshold: Some(512),
+        split_flushes: false,
+        streams: false,
+    },
+    Config {
+        // Keys in four ranges far apart, flushes cut between them.
+        name: "split-streams",
+        reuse_logs: false,
+        compression: CompressionType::Snappy,
+        bloom: true,
+        paranoid: false,
+        concurrent_memtable_writes: false,
+        blob_threshold: None,
+        split_flushes: true,
+        streams: true,
     },
 ];
 
@@ -138,6 +167,7 @@ impl Config {
             concurrent_memtable_writes: self.concurrent_memtable_writes,
             blob_threshold: self.blob_threshold,
             blob_file_size: 64 << 10,
+            split_flushes: self.split_flushes,
             filter_policy: self
                 .bloom
                 .then(|| Arc::new(BloomFilterPolicy::new(10)) as Arc<dyn shale::FilterPolicy>),
@@ -149,6 +179,27 @@ impl Config {
 /// The key numbered `n`.
 pub fn key(n: u32) -> Vec<u8> {
     format!("key{n:05}").into_bytes()
+}
+
+/// The key numbered `n` in four ranges a billion apart: `n % 4` picks the
+/// range, `n / 4` the key in it.
+pub fn stream_key(n: u32) -> Vec<u8> {
+    format!(
+        "key{:010}",
+        u64::from(n % 4) * 1_000_000_000 + u64::from(n / 4)
+    )
+    .into_bytes()
+}
+
+impl Config {
+    /// How this config names key `n`: [`key`] or [`stream_key`].
+    pub fn key_fn(&self) -> fn(u32) -> Vec<u8> {
+        if self.streams {
+            stream_key
+        } else {
+            key
+        }
+    }
 }
 
 /// A value for `key` written by write number `index`, `len` bytes long (at
@@ -170,6 +221,11 @@ pub fn value(key: &[u8], index: usize, len: usize) -> Vec<u8> {
 /// batches of 2 to 8 updates (one write in 8 synchronous), 2% compactions
 /// and 1% reopenings, over `keys` keys with values of up to 1.5 KB.
 pub fn generate(seed: u64, steps: usize, keys: u32) -> Vec<Step> {
+    generate_keys(seed, steps, keys, key)
+}
+
+/// [`generate`] with keys named by `key`.
+pub fn generate_keys(seed: u64, steps: usize, keys: u32, key: fn(u32) -> Vec<u8>) -> Vec<Step> {
     let mut rng = StdRng::seed_from_u64(seed);
     let mut out = Vec::with_capacity(steps);
     let mut writes = 0;
