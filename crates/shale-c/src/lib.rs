@@ -566,7 +566,10 @@ pub unsafe extern "C" fn leveldb_repair_db(
     with_errptr("leveldb_repair_db", errptr, (), || {
         // SAFETY: `name` is NULL or NUL-terminated, `options` NULL or live.
         let (path, options) = unsafe { (path_from(name)?, options_from(options)) };
-        shale::repair(&path, &options).map_err(|e| status_string(&e))
+        // LevelDB's repair reports nothing; the report is not kept.
+        shale::repair(&path, &options)
+            .map(drop)
+            .map_err(|e| status_string(&e))
     })
 }
 

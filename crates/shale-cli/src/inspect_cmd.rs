@@ -1,7 +1,7 @@
 //! dump, check, repair: the commands that read files one by one.
 
 use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::json;
 use shale::inspect::{self, Affected, FileKind, LogEntry, UpdateKind};
@@ -527,12 +527,9 @@ fn print_check(report: &inspect::CheckReport, json_out: bool) -> CliResult<()> {
     Ok(())
 }
 
-fn listing(dir: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|r| r.filter_map(|e| e.ok()).map(|e| e.path()).collect())
-        .unwrap_or_default();
-    v.sort();
-    v
+/// "1 thing" or "N things".
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 pub fn repair(db: &Path, progress: ProgressMode) -> CliResult<i32> {
@@ -542,59 +539,69 @@ pub fn repair(db: &Path, progress: ProgressMode) -> CliResult<i32> {
             db.display()
         )));
     }
-    // What is damaged before, to say what was dropped.
-    let mut bar = Progress::new(progress, "check", None, Unit::Bytes);
-    let before = inspect::check_with(db, &mut |n| bar.inc(n))?;
-    bar.finish();
-    let lost_dir = db.join("lost");
-    let lost_before = listing(&lost_dir);
-    let logs: Vec<PathBuf> = listing(db)
-        .into_iter()
-        .filter(|p| inspect::file_kind(p) == FileKind::Log)
-        .collect();
-
-    shale::repair(db, &shale::Options::default()).map_err(|e| open::open_error(db, e))?;
+    let report =
+        shale::repair(db, &shale::Options::default()).map_err(|e| open::open_error(db, e))?;
 
     outln!("repaired {}", db.display())?;
-    for d in &before.damage {
-        let at = d
-            .offset
-            .map_or(String::new(), |o| format!(" at offset {o}"));
+    for log in &report.logs {
+        match log.table {
+            Some(n) => outln!(
+                "  log {}: {} ({}) recovered into table {n:06}.ldb",
+                log.file.display(),
+                plural(log.batches, "batch", "batches"),
+                plural(log.entries, "update", "updates"),
+            )?,
+            None => outln!("  log {}: no updates recovered", log.file.display())?,
+        }
+    }
+    for t in &report.damaged_tables {
         outln!(
-            "  dropped: {}{at}: {} ({})",
-            d.file.display(),
-            d.reason,
-            describe(&d.affected)
+            "  table {} could not be read whole ({}): {} salvaged",
+            t.file.display(),
+            t.reason,
+            plural(t.entries_salvaged, "entry", "entries"),
         )?;
     }
-    for l in &logs {
-        outln!("  log {} turned into a table", l.display())?;
+    let mut dropped = 0;
+    for d in report.dropped() {
+        dropped += 1;
+        outln!(
+            "  dropped: {} at offset {}: {} ({})",
+            d.file.display(),
+            d.offset,
+            d.reason,
+            plural(d.len, "byte", "bytes"),
+        )?;
     }
-    for p in listing(&lost_dir) {
-        if !lost_before.contains(&p) {
-            outln!("  moved to {}", p.display())?;
+    if dropped == 0 {
+        outln!("  dropped nothing")?;
+    }
+    for m in &report.moved_to_lost {
+        outln!("  moved to {}: {}", m.to.display(), m.reason)?;
+    }
+    let manifest = report.manifest.file_name().map_or_else(
+        || report.manifest.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    outln!(
+        "  recovered: {} ({}, {}) in the new {manifest}",
+        plural(report.tables.len() as u64, "table", "tables"),
+        human_bytes(report.bytes()),
+        plural(report.entries(), "entry", "entries"),
+    )?;
+    let d = open::open_read(db)?;
+    let mut bar = Progress::new(progress, "count", None, Unit::Items);
+    let mut n = 0u64;
+    for item in d.iter_with(&crate::basic::verified()) {
+        if item.is_err() {
+            break;
+        }
+        n += 1;
+        if n.is_multiple_of(4096) {
+            bar.set_position(n);
         }
     }
-    match inspect::live_tables(db) {
-        Ok(tables) => {
-            let bytes: u64 = tables.iter().map(|t| t.size).sum();
-            outln!(
-                "  recovered: {} tables ({}) in the new MANIFEST",
-                tables.len(),
-                human_bytes(bytes)
-            )?;
-        }
-        Err(e) => return Err(CliError::from(e)),
-    }
-    match open::open_read(db) {
-        Ok(d) => {
-            let n = d
-                .iter_with(&crate::basic::verified())
-                .take_while(|r| r.is_ok())
-                .count();
-            outln!("  {n} keys readable")?;
-        }
-        Err(e) => return Err(e),
-    }
+    bar.finish();
+    outln!("  {n} keys readable")?;
     Ok(0)
 }

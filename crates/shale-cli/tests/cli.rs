@@ -889,7 +889,10 @@ fn compact_repair_and_destroy() {
         .assert()
         .success()
         .stdout(contains("recovered:").and(contains("1802 keys readable")))
-        .stdout(contains("dropped").and(contains("CURRENT")));
+        // Only CURRENT was missing: no record is dropped, the MANIFEST it
+        // named is replaced.
+        .stdout(contains("dropped nothing"))
+        .stdout(contains("moved to").and(contains("MANIFEST-")));
     shale().arg("count").arg(&db).assert().stdout("1802\n");
     shale().arg("check").arg(&db).assert().success();
 
@@ -908,6 +911,42 @@ fn compact_repair_and_destroy() {
         .assert()
         .success();
     assert!(!db.join("CURRENT").exists());
+}
+
+/// `repair` prints what it dropped, where, and what it moved to `lost/`.
+#[test]
+fn repair_names_what_it_dropped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let db = shale_db(tmp.path(), 2000);
+    let table = files(&db, "ldb").remove(0);
+    // In the table's first data block, which starts the file.
+    flip(&table, 20);
+    let lost = db.join("lost").join(table.file_name().unwrap());
+    let log = files(&db, "log").pop().unwrap();
+    shale()
+        .arg("repair")
+        .arg(&db)
+        .assert()
+        .success()
+        .stdout(contains(format!(
+            "dropped: {} at offset 0: data block: block checksum mismatch",
+            table.display()
+        )))
+        .stdout(contains(format!(
+            "table {} could not be read whole",
+            table.display()
+        )))
+        .stdout(contains(format!(
+            "moved to {}: a damaged table",
+            lost.display()
+        )))
+        .stdout(contains(format!(
+            "log {}: 1 batch (1 update) recovered",
+            log.display()
+        )))
+        .stdout(contains("dropped nothing").not());
+    assert!(lost.exists());
+    shale().arg("check").arg(&db).assert().success();
 }
 
 #[test]

@@ -1796,7 +1796,8 @@ fn repair_db(
         comparator,
         comparator_name,
     )?;
-    unlocked(py, || Ok(shale::repair(&path, &options)?))
+    // plyvel's repair_db returns nothing; the report is not kept.
+    unlocked(py, || Ok(shale::repair(&path, &options).map(drop)?))
 }
 
 #[pymodule]

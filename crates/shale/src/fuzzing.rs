@@ -561,7 +561,19 @@ pub fn db(data: &[u8]) {
         ..ReadOptions::default()
     };
     if db.flags & 16 != 0 {
-        let _ = crate::repair(dir, &options);
+        if let Ok(report) = crate::repair(dir, &options) {
+            // The report describes the directory repair left.
+            for t in &report.tables {
+                assert_eq!(
+                    options.fs.file_size(&t.file).ok(),
+                    Some(t.bytes),
+                    "{report:?}"
+                );
+            }
+            for m in &report.moved_to_lost {
+                assert!(options.fs.exists(&m.to), "{report:?}");
+            }
+        }
     }
     let rounds = if db.flags & 8 != 0 { 2 } else { 1 };
     for round in 0..rounds {

@@ -90,7 +90,8 @@ pub use batch::{BatchOp, Iter as BatchIter, WriteBatch, MAX_KEY_LEN, MAX_VALUE_L
 pub use comparator::{BytewiseComparator, Comparator};
 pub use db::snapshot::{ReadOptions, Snapshot};
 pub use db::{
-    destroy, repair, BulkLoader, Cursor, Db, IngestStats, IngestedTable, Iter, LevelStats, Stats,
+    destroy, repair, BulkLoader, Cursor, DamagedTable, Db, DroppedRange, IngestStats,
+    IngestedTable, Iter, LevelStats, MovedFile, RepairReport, RepairedLog, RepairedTable, Stats,
 };
 pub use error::{Error, Result};
 pub use filter_policy::FilterPolicy;

@@ -408,7 +408,8 @@ fn repair_keeps_blob_backed_values() {
             fs.remove_file(&Path::new("/db").join(name)).unwrap();
         }
     }
-    shale::repair("/db", &options(&fs, None)).unwrap();
+    let report = shale::repair("/db", &options(&fs, None)).unwrap();
+    assert_eq!(report.dropped().count(), 0, "{report:#?}");
     for _ in 0..2 {
         let db = Db::open("/db", options(&fs, None)).unwrap();
         check(&db, &model, &ReadOptions::default());

@@ -53,9 +53,12 @@
 //! the keys of a damaged data block, every key of a table whose index or
 //! footer is damaged or that is cut short (its blocks cannot be found), and
 //! the log's keys for log damage; such keys may show any state they ever
-//! had. A damaged table is moved to `lost/`. `repair` returns `Result<()>`
-//! and writes no info log: apart from the files in `lost/` it reports
-//! nothing about what it dropped.
+//! had. A damaged table is moved to `lost/`. The `RepairReport` it returns
+//! must name what the damage cost: the damaged table (with the damaged data
+//! block's offset and length, or the whole file when its blocks cannot be
+//! found), the stretch of the log holding a damaged record, and nothing at
+//! all for damage that costs no record (a filter, the metaindex, the
+//! footer's padding, the MANIFEST, CURRENT).
 //!
 //! # Running
 //!
@@ -853,7 +856,8 @@ fn exercise(fx: &Fixture, d: &Damage, dir: &Path, paranoid: bool, case: &str) ->
 /// Repairs a fresh damaged copy in `dir` and checks the repaired database.
 fn check_repair(fx: &Fixture, d: &Damage, dir: &Path, case: &str) {
     let opts = options(false);
-    shale::repair(dir, &opts).unwrap_or_else(|e| panic!("repair failed: {e}; case: {case}"));
+    let report =
+        shale::repair(dir, &opts).unwrap_or_else(|e| panic!("repair failed: {e}; case: {case}"));
     let table_lost = matches!(
         d.region,
         Region::DataBlock | Region::IndexBlock | Region::Footer
@@ -864,6 +868,7 @@ fn check_repair(fx: &Fixture, d: &Damage, dir: &Path, case: &str) {
             "repair did not move the damaged table to lost/; case: {case}"
         );
     }
+    check_repair_report(&report, d, dir, case);
     let db = Db::open(dir, opts).unwrap_or_else(|e| panic!("open after repair: {e}; case: {case}"));
     let what = format!("after repair, {case}");
     fx.check_gets(&db, Allowance::Exact, &d.damaged_keys, &what, |e| {
@@ -872,6 +877,105 @@ fn check_repair(fx: &Fixture, d: &Damage, dir: &Path, case: &str) {
     let pairs = contents(&db, &ReadOptions::default())
         .unwrap_or_else(|e| panic!("{what}: scan failed: {e}"));
     fx.check_scan(&pairs, Allowance::Exact, &d.damaged_keys, &what);
+}
+
+/// What the report of a repair after damage `d` must say: a damaged table
+/// is listed and moved to `lost/`, with a damaged data block's own offset
+/// and length or, when its blocks cannot be found, the whole file; damage
+/// to a log record is a skipped stretch of the log that holds it; damage
+/// that costs no record (a filter, the metaindex, the footer's padding, the
+/// MANIFEST, CURRENT) drops nothing.
+fn check_repair_report(report: &shale::RepairReport, d: &Damage, dir: &Path, case: &str) {
+    let file = dir.join(&d.file);
+    let dropped: Vec<_> = report.dropped().collect();
+    // Whether the damage stays in its region (zeroed bytes may run on).
+    let contained = match d.mode {
+        Mode::Flip => true,
+        Mode::Zero => d.at + 16 <= d.region_end,
+        Mode::Truncate => false,
+    };
+    // A table cut short anywhere has lost its footer.
+    let table_cut = d.mode == Mode::Truncate && TABLE_REGIONS.contains(&d.region);
+    match d.region {
+        Region::DataBlock | Region::IndexBlock | Region::Footer => {
+            check_damaged_table(report, d, dir, case, contained)
+        }
+        _ if table_cut => check_damaged_table(report, d, dir, case, contained),
+        Region::Log if d.allowance(true) == Allowance::Exact => {
+            assert!(
+                dropped
+                    .iter()
+                    .any(|r| r.file == file && r.offset <= d.at && d.at < r.offset + r.len),
+                "the report does not name the damaged log record; case: {case}; {dropped:#?}"
+            );
+        }
+        Region::Log => {}
+        // Zeroed bytes that run on into the next region may cost a table.
+        Region::FilterBlock | Region::Metaindex | Region::FooterPadding if !contained => {}
+        Region::FilterBlock
+        | Region::Metaindex
+        | Region::FooterPadding
+        | Region::Manifest
+        | Region::Current => {
+            assert!(
+                dropped.is_empty() && report.damaged_tables.is_empty(),
+                "the report drops records the damage did not touch; case: {case}; {report:#?}"
+            );
+        }
+    }
+}
+
+/// The report's account of a table the damage made unreadable whole:
+/// listed, moved, and (when the damage is known to stay in one block or to
+/// hide every block) the exact stretch dropped.
+fn check_damaged_table(
+    report: &shale::RepairReport,
+    d: &Damage,
+    dir: &Path,
+    case: &str,
+    contained: bool,
+) {
+    let file = dir.join(&d.file);
+    let damaged = report
+        .damaged_tables
+        .iter()
+        .find(|t| t.file == file)
+        .unwrap_or_else(|| {
+            panic!("the report does not name the damaged table; case: {case}; {report:#?}")
+        });
+    assert!(
+        report.moved_to_lost.iter().any(|m| m.from == file),
+        "the report does not say the damaged table was moved; case: {case}"
+    );
+    // The damaged file as repair found it, now in lost/.
+    let size = std::fs::metadata(dir.join("lost").join(&d.file))
+        .map(|m| m.len())
+        .unwrap_or_else(|e| panic!("{}: {e}; case: {case}", d.file));
+    let has = |offset: u64, len: u64| {
+        damaged
+            .unreadable
+            .iter()
+            .any(|u| u.file == file && u.offset == offset && u.len == len)
+    };
+    if d.mode == Mode::Truncate || d.region == Region::IndexBlock && contained {
+        assert!(
+            has(0, size) && damaged.entries_salvaged == 0,
+            "the report does not drop the whole table; case: {case}; {damaged:#?}"
+        );
+    } else if d.region == Region::DataBlock && contained {
+        assert!(
+            has(d.region_start, d.region_end - d.region_start),
+            "the report does not name the damaged block; case: {case}; {damaged:#?}"
+        );
+    }
+    // The salvaged copy, if any, holds what the report says was salvaged.
+    let salvaged: u64 = report
+        .tables
+        .iter()
+        .filter(|t| t.number == damaged.number)
+        .map(|t| t.entries)
+        .sum();
+    assert_eq!(salvaged, damaged.entries_salvaged, "case: {case}");
 }
 
 /// Which `paranoid_checks` settings each damage is tried with.

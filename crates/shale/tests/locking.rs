@@ -261,7 +261,7 @@ fn opens_and_tools_in_the_same_process_leave_the_lock_held() {
     // Refused: a second open, a repair, a destroy.
     let refused = [
         ("open", Db::open(&dir, options()).map(drop)),
-        ("repair", shale::repair(&dir, &options())),
+        ("repair", shale::repair(&dir, &options()).map(drop)),
         ("destroy", shale::destroy(&dir, &options())),
     ];
     for (what, result) in refused {

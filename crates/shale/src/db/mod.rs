@@ -29,4 +29,6 @@ pub use self::core::{destroy, Db};
 pub use self::ingest::{BulkLoader, IngestStats, IngestedTable};
 pub use self::iter::{Cursor, Iter};
 pub use self::properties::{LevelStats, Stats};
-pub use self::repair::repair;
+pub use self::repair::{
+    repair, DamagedTable, DroppedRange, MovedFile, RepairReport, RepairedLog, RepairedTable,
+};

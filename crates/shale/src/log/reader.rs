@@ -109,6 +109,15 @@ impl Reader {
         self.last_record_offset
     }
 
+    /// The file offset just past the last fragment read: after
+    /// [`Reader::read_record`] returns a record, the end of that record, so
+    /// that `last_record_offset()..position()` are the bytes it occupies.
+    #[inline]
+    pub fn position(&self) -> u64 {
+        self.end_of_buffer_offset
+            .saturating_sub((self.buf_end - self.buf_start) as u64)
+    }
+
     /// The next record, `None` at the end of the log.
     ///
     /// The record borrows either the reader's block buffer or `scratch`

@@ -955,3 +955,21 @@ fn writer_refuses_records_after_a_failed_write() {
     assert!(w.add_record(b"y").is_err());
     assert!(w.sync().is_err());
 }
+
+#[test]
+fn position_after_a_record_is_its_end() {
+    let mut h = Harness::new();
+    write_initial_offset_log(&mut h);
+    let mut reader = h.open_reader(0);
+    let mut scratch = Vec::new();
+    let mut ends = Vec::new();
+    while reader.read_record(&mut scratch).unwrap().is_some() {
+        ends.push(reader.position());
+    }
+    // Each record ends where the next begins, except the one followed by a
+    // block's 2-byte trailer; the last ends at the end of the file.
+    let mut expected: Vec<u64> = INITIAL_OFFSET_LAST_RECORD_OFFSETS[1..].to_vec();
+    expected[4] -= 2;
+    expected.push(h.written_bytes());
+    assert_eq!(ends, expected);
+}
