@@ -12,8 +12,9 @@
 #
 # Environment:
 #   FUZZ_LANES=N   run the targets in N lanes at once (default 1), each lane
-#                  taking the next target not yet run; every fuzzer process
-#                  runs at the lowest scheduling priority (nice 19)
+#                  taking the next target not yet run
+#   FUZZ_NICE=N    the fuzzers' scheduling niceness (default 19, the lowest
+#                  priority: other work on the machine goes first)
 #   FUZZ_TIMEOUT=S libFuzzer's -timeout for one input (default 60); raise it
 #                  when the fuzzers may be paused (SIGSTOP) during the run
 #
@@ -29,6 +30,7 @@ ALL=(log_reader write_batch block compressed_block table version_edit filter cod
 if [ $# -gt 0 ]; then TARGETS=("$@"); else TARGETS=("${ALL[@]}"); fi
 LANES="${FUZZ_LANES:-1}"
 TIMEOUT="${FUZZ_TIMEOUT:-60}"
+NICE="${FUZZ_NICE:-19}"
 
 cargo +nightly fuzz build -a
 mkdir -p work
@@ -44,7 +46,7 @@ run_target() {
   local status=ok
   # A single allocation over 256 MB is reported as a crash: no input may make
   # a decoder allocate more than its file's size allows.
-  if ! /usr/bin/time -f '%U %S' -o "$times" nice -n 19 \
+  if ! /usr/bin/time -f '%U %S' -o "$times" nice -n "$NICE" \
       cargo +nightly fuzz run -a "$t" "work/$t" "corpus/$t" -- \
       -max_total_time="$SECONDS_PER_TARGET" -max_len=65536 -timeout="$TIMEOUT" \
       -rss_limit_mb=2048 -malloc_limit_mb=256 -print_final_stats=1 >"$log" 2>&1; then
