@@ -171,7 +171,8 @@ pub fn plan(mem: &Arc<MemTable>, base: &Version, max_file_size: u64, bytewise: b
     // after the first.
     let prefix = common_prefix(&first, &last);
     let digits = Digits::new(mem, prefix);
-    let mut steps: Vec<u128> = Vec::new();
+    // As `f32` (numbers under 2^120 fit, to 24 bits): 4 bytes a key.
+    let mut steps: Vec<f32> = Vec::new();
     let mut prev_window = digits.value(&first);
     let mut prev_key = first.clone();
     while it.valid() {
@@ -179,7 +180,7 @@ pub fn plan(mem: &Arc<MemTable>, base: &Version, max_file_size: u64, bytewise: b
         let user = extract_user_key(ikey);
         if user != prev_key.as_slice() {
             let w = digits.value(user);
-            steps.push(w.saturating_sub(prev_window));
+            steps.push(w.saturating_sub(prev_window) as f32);
             prev_window = w;
             prev_key.clear();
             prev_key.extend_from_slice(user);
@@ -191,8 +192,9 @@ pub fn plan(mem: &Arc<MemTable>, base: &Version, max_file_size: u64, bytewise: b
     }
     let mut sorted = steps.clone();
     let mid = sorted.len() / 2;
-    let median = *sorted.select_nth_unstable(mid).1;
-    let threshold = median.max(1).saturating_mul(u128::from(JUMP_FACTOR));
+    let median = *sorted.select_nth_unstable_by(mid, f32::total_cmp).1;
+    let threshold = median.max(1.0) * JUMP_FACTOR as f32;
+    drop(sorted);
     // The largest jumps, then in key order.
     let mut jumps: Vec<usize> = (0..steps.len())
         .filter(|&i| steps[i] >= threshold)
@@ -200,7 +202,7 @@ pub fn plan(mem: &Arc<MemTable>, base: &Version, max_file_size: u64, bytewise: b
     if jumps.is_empty() {
         return whole(base);
     }
-    jumps.sort_unstable_by(|&a, &b| steps[b].cmp(&steps[a]).then(a.cmp(&b)));
+    jumps.sort_unstable_by(|&a, &b| steps[b].total_cmp(&steps[a]).then(a.cmp(&b)));
     jumps.truncate(MAX_PIECES - 1);
     jumps.sort_unstable();
     let cuts = jumps;
