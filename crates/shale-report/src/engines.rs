@@ -68,7 +68,8 @@ impl Capability {
 }
 
 /// One engine db_bench can drive, or Shale with a non-default option (a
-/// variant: its own column, run only in the jobs that ask for variants).
+/// variant: its own column, run only in the jobs that name it in
+/// `Job::variants`).
 #[derive(Debug, PartialEq, Eq)]
 pub struct Engine {
     /// Column name; also the name passed to `--engine=` unless this is a

@@ -275,8 +275,10 @@ pub struct Job {
     /// settings start from a copy of an earlier job's database instead of
     /// building their own.
     pub reuse: Option<Reuse>,
-    /// Engines' option variants (`shale-blobs`) run this job too.
-    pub variants: bool,
+    /// The option variants (engine names of `ENGINES` with `variant_of`,
+    /// such as `shale-blobs`) that run this job too; a variant runs only in
+    /// the jobs that name it.
+    pub variants: &'static [&'static str],
 }
 
 /// Where a job's single-cache engines take their database from.
@@ -307,7 +309,7 @@ impl Job {
             needs: vec![],
             time_cap: None,
             reuse: None,
-            variants: false,
+            variants: &[],
         }
     }
 
@@ -391,9 +393,14 @@ impl Job {
             .unwrap_or(0.0)
     }
 
+    /// True if `engine` is an option variant this job names.
+    pub fn runs_variant(&self, engine: &Engine) -> bool {
+        engine.variant_of.is_some() && self.variants.contains(&engine.name)
+    }
+
     /// Why `engine` cannot run this job, if it cannot.
     pub fn unsupported_by(&self, engine: &Engine) -> Option<&'static str> {
-        if engine.variant_of.is_some() && !self.variants {
+        if engine.variant_of.is_some() && !self.runs_variant(engine) {
             return Some("an option variant of an engine runs only where a section asks for it");
         }
         self.needs.iter().find_map(|c| engine.lacks(*c))
@@ -500,13 +507,12 @@ impl Study {
     /// The engines this study runs: `chosen` as given when `given`, else
     /// all of `chosen` but the ones the study leaves out by default.
     pub fn engines_from(&self, chosen: &[&'static Engine], given: bool) -> Vec<&'static Engine> {
-        let variants = self.jobs.iter().any(|j| j.variants);
         chosen
             .iter()
             .copied()
             .filter(|e| given || !self.left_out.iter().any(|(n, _)| *n == e.name))
-            // An option variant runs in the studies with a job asking for it.
-            .filter(|e| e.variant_of.is_none() || variants)
+            // An option variant runs in the studies with a job naming it.
+            .filter(|e| e.variant_of.is_none() || self.jobs.iter().any(|j| j.runs_variant(e)))
             .collect()
     }
     /// Index of the job with this id.
@@ -890,7 +896,7 @@ mod tests {
         assert_eq!(default.len(), ENGINES.len() - 1);
         assert!(!default.contains(&"wiredtiger-lsm"));
         assert!(names(s.engines_from(&all, true)).contains(&"wiredtiger-lsm"));
-        // Option variants run where a job asks for them: the large values
+        // Option variants run where a job names them: the large values
         // of the LevelDB and WiredTiger studies, not the BangDB study.
         assert!(default.contains(&"shale-blobs"));
         let wt = build("wiredtiger", full()).unwrap();
@@ -904,6 +910,66 @@ mod tests {
                 .map(|e| e.name)
                 .collect::<Vec<_>>()
         );
+    }
+
+    /// Every (study, job, variant) where an option variant runs, at full
+    /// and quick size.
+    fn variant_runs() -> Vec<(&'static str, &'static str, &'static str)> {
+        let mut got = Vec::new();
+        for quick in [false, true] {
+            for id in STUDY_IDS {
+                let s = build(id, Size { quick, ..full() }).unwrap();
+                for j in &s.jobs {
+                    for e in ENGINES.iter().filter(|e| e.variant_of.is_some()) {
+                        if j.unsupported_by(e).is_none() {
+                            assert!(j.runs_variant(e));
+                            if !quick {
+                                got.push((id, j.id, e.name));
+                            }
+                        } else {
+                            assert!(!j.runs_variant(e));
+                        }
+                    }
+                }
+            }
+        }
+        got
+    }
+
+    #[test]
+    fn option_variants_run_only_in_the_jobs_that_name_them() {
+        assert_eq!(
+            variant_runs(),
+            [
+                ("leveldb", "large-values", "shale-blobs"),
+                ("wiredtiger", "all", "shale-blobs"),
+            ]
+        );
+        // A job names only option variants, each once.
+        for id in STUDY_IDS {
+            for j in &build(id, full()).unwrap().jobs {
+                for (i, name) in j.variants.iter().enumerate() {
+                    let e = engine(name).unwrap_or_else(|| panic!("{id}/{}: {name}", j.id));
+                    assert!(e.variant_of.is_some(), "{id}/{}: {name}", j.id);
+                    assert!(!j.variants[..i].contains(name), "{id}/{}: {name}", j.id);
+                }
+            }
+        }
+        // The studies run a variant only if one of their jobs names it,
+        // even when `--engines` names it.
+        let all: Vec<&'static Engine> = ENGINES.iter().collect();
+        for id in STUDY_IDS {
+            let s = build(id, full()).unwrap();
+            for given in [false, true] {
+                for e in s.engines_from(&all, given) {
+                    assert!(
+                        e.variant_of.is_none() || s.jobs.iter().any(|j| j.runs_variant(e)),
+                        "{id}: {}",
+                        e.name
+                    );
+                }
+            }
+        }
     }
 
     #[test]
