@@ -123,6 +123,10 @@ impl Engine {
 /// or larger go to blob files.
 pub const SHALE_BLOBS_THRESHOLD: &str = "--blob_threshold=4096";
 
+/// The flag of the `shale-split` variant: a memtable flush is cut into
+/// several tables where its keys jump.
+pub const SHALE_SPLIT_FLUSHES: &str = "--split_flushes=1";
+
 /// What db_bench's WiredTiger engines cannot do: db_bench loads
 /// WiredTiger's snappy extension and no other compressor.
 const WIREDTIGER_LACKS: &[(Capability, &str)] = &[(
@@ -137,7 +141,7 @@ const NO_DEFERRED_MERGES: (Capability, &str) = (
 );
 
 /// Every engine, Shale first, in column order.
-pub const ENGINES: [Engine; 9] = [
+pub const ENGINES: [Engine; 10] = [
     Engine {
         variant_of: None,
         name: "shale",
@@ -155,6 +159,15 @@ pub const ENGINES: [Engine; 9] = [
         lacks: &[],
         note: "Shale with value separation (`Options::blob_threshold` 4096): values of 4 KB or more are written once, to blob files; runs in the sections that ask for it (large values)",
         color: (0xa6, 0x36, 0x03),
+    },
+    Engine {
+        name: "shale-split",
+        variant_of: Some(("shale", &[SHALE_SPLIT_FLUSHES])),
+        debian_package: None,
+        memory: MemoryModel::WriteBufferAndCache,
+        lacks: &[],
+        note: "Shale with `Options::split_flushes`: a flush is cut into several tables where its keys jump (one per writer's key range); runs in the sections that ask for it (4-thread sequential puts)",
+        color: (0xfd, 0x8d, 0x3c),
     },
     Engine {
         variant_of: None,
@@ -287,7 +300,7 @@ mod tests {
             let zstd = e.lacks(Capability::ZstdLz4Blocks).is_none();
             assert_eq!(
                 zstd,
-                ["shale", "shale-blobs", "rocksdb"].contains(&e.name),
+                ["shale", "shale-blobs", "shale-split", "rocksdb"].contains(&e.name),
                 "{}",
                 e.name
             );

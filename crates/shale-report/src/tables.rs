@@ -436,6 +436,7 @@ mod tests {
                     ("leveldb", "large-values") => &["shale-blobs"],
                     // The study's one job (every section) ends with fill100K.
                     ("wiredtiger", _) => &["shale-blobs"],
+                    ("bangdb", "seq-4t") => &["shale-split"],
                     _ => &[],
                 };
                 assert_eq!(variants, want, "{id}/{section}");

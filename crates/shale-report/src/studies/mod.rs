@@ -893,23 +893,40 @@ mod tests {
         let all: Vec<&'static Engine> = ENGINES.iter().collect();
         let names = |v: Vec<&'static Engine>| v.iter().map(|e| e.name).collect::<Vec<_>>();
         let default = names(s.engines_from(&all, false));
-        assert_eq!(default.len(), ENGINES.len() - 1);
+        assert_eq!(default.len(), ENGINES.len() - 2);
         assert!(!default.contains(&"wiredtiger-lsm"));
+        assert!(!default.contains(&"shale-split"));
         assert!(names(s.engines_from(&all, true)).contains(&"wiredtiger-lsm"));
-        // Option variants run where a job names them: the large values
-        // of the LevelDB and WiredTiger studies, not the BangDB study.
+        // Option variants run where a job names them: shale-blobs in the
+        // large values of the LevelDB and WiredTiger studies, shale-split in
+        // the BangDB study's 4-thread sequential puts.
         assert!(default.contains(&"shale-blobs"));
         let wt = build("wiredtiger", full()).unwrap();
-        assert!(names(wt.engines_from(&all, false)).contains(&"shale-blobs"));
+        let wt_engines = names(wt.engines_from(&all, false));
+        assert!(wt_engines.contains(&"shale-blobs"));
+        assert!(!wt_engines.contains(&"shale-split"));
         let bangdb = build("bangdb", full()).unwrap();
-        assert_eq!(
-            names(bangdb.engines_from(&all, false)),
-            ENGINES
-                .iter()
-                .filter(|e| e.variant_of.is_none())
-                .map(|e| e.name)
-                .collect::<Vec<_>>()
-        );
+        let mut want: Vec<&str> = ENGINES
+            .iter()
+            .filter(|e| e.variant_of.is_none())
+            .map(|e| e.name)
+            .collect();
+        want.insert(1, "shale-split");
+        assert_eq!(names(bangdb.engines_from(&all, false)), want);
+        // Named in --engines, shale-split still runs in the BangDB study
+        // only, and no study says it left it out.
+        let chosen = [engine("shale").unwrap(), engine("shale-split").unwrap()];
+        for id in STUDY_IDS {
+            let s = build(id, full()).unwrap();
+            let running = names(s.engines_from(&chosen, true));
+            let want: &[&str] = if id == "bangdb" {
+                &["shale", "shale-split"]
+            } else {
+                &["shale"]
+            };
+            assert_eq!(running, want, "{id}");
+            assert!(s.left_out.iter().all(|(n, _)| *n != "shale-split"), "{id}");
+        }
     }
 
     /// Every (study, job, variant) where an option variant runs, at full
@@ -943,6 +960,7 @@ mod tests {
             [
                 ("leveldb", "large-values", "shale-blobs"),
                 ("wiredtiger", "all", "shale-blobs"),
+                ("bangdb", "seq-4t", "shale-split"),
             ]
         );
         // A job names only option variants, each once.
@@ -994,7 +1012,8 @@ mod tests {
             runs(pauses),
             ["shale", "leveldb", "rocksdb", "wiredtiger-lsm"]
         );
-        assert_eq!(runs(&sq.jobs[0]).len(), ENGINES.len() - 1);
+        let peers = ENGINES.iter().filter(|e| e.variant_of.is_none()).count();
+        assert_eq!(runs(&sq.jobs[0]).len(), peers);
         let bang = build("bangdb", full()).unwrap();
         assert_eq!(bang.default_runs, 1);
         assert!(every_job_capped(&bang, Some(bangdb::BANGDB_TIME_CAP_S)));
@@ -1031,11 +1050,13 @@ mod tests {
             ]
         );
         let wt = build("wiredtiger", full()).unwrap();
-        for e in &ENGINES[..7] {
-            assert_eq!(
-                wt.jobs[0].memory.flags(e),
+        for e in &ENGINES {
+            let want = if e.memory == MemoryModel::OsPageCache {
+                vec![]
+            } else {
                 vec![("cache_size", 134_217_728)]
-            );
+            };
+            assert_eq!(wt.jobs[0].memory.flags(e), want, "{}", e.name);
         }
         assert_eq!(wt.default_runs, 5);
         assert_eq!(wt.aggregation, Aggregation::TrimmedMean);
@@ -1084,6 +1105,30 @@ mod tests {
         assert_eq!(b.jobs[1].ops("putseq"), 10_000_000);
         assert_eq!(b.jobs[1].benchmarks, ["putseq", "getseq"]);
         assert_eq!(b.jobs[3].benchmarks, ["putrandom", "getrandom"]);
+        // Shale with split flushes: db_bench's Shale with --split_flushes=1
+        // in the 4-thread sequential job, the only one it runs.
+        let split = engine("shale-split").unwrap();
+        assert_eq!(b.jobs[1].id, "seq-4t");
+        assert!(b.jobs[1].unsupported_by(split).is_none());
+        let split_args = b.jobs[1].args(split, Path::new("/d"), None);
+        let shale_args = b.jobs[1].args(engine("shale").unwrap(), Path::new("/d"), None);
+        assert_eq!(split_args[0], "--engine=shale");
+        assert!(split_args.contains(&"--split_flushes=1".to_string()));
+        assert!(!shale_args.iter().any(|a| a.starts_with("--split_flushes")));
+        assert_eq!(
+            split_args
+                .iter()
+                .filter(|a| !shale_args.contains(a))
+                .collect::<Vec<_>>(),
+            ["--split_flushes=1"]
+        );
+        for j in [0, 2, 3] {
+            assert!(
+                b.jobs[j].unsupported_by(split).is_some(),
+                "{}",
+                b.jobs[j].id
+            );
+        }
         let args = b.jobs[0].args(
             engine("shale").unwrap(),
             Path::new("/d"),
