@@ -282,8 +282,39 @@ mod tests {
         for (i, a) in ENGINES.iter().enumerate() {
             for b in &ENGINES[i + 1..] {
                 assert_ne!(a.name, b.name);
+                assert_ne!(a.color, b.color, "{} and {}", a.name, b.name);
             }
         }
+    }
+
+    #[test]
+    fn shales_option_variants_follow_it_with_their_flags() {
+        let variants: Vec<&Engine> = ENGINES
+            .iter()
+            .skip(1)
+            .take_while(|e| e.variant_of.is_some())
+            .collect();
+        let names: Vec<&str> = variants.iter().map(|e| e.name).collect();
+        assert_eq!(names, ["shale-blobs", "shale-split"]);
+        assert!(ENGINES[1 + variants.len()..]
+            .iter()
+            .all(|e| e.variant_of.is_none()));
+        for e in &variants {
+            assert_eq!(e.db_bench_engine(), "shale");
+            assert!(e.is_shale_family() && !e.is_shale());
+            assert!(!e.variant_flags().is_empty(), "{}", e.name);
+            assert_eq!(e.memory, ENGINES[0].memory);
+            assert!(e.note.contains("runs in the sections that ask for it"));
+        }
+        assert_eq!(
+            engine("shale-blobs").unwrap().variant_flags(),
+            [SHALE_BLOBS_THRESHOLD]
+        );
+        assert_eq!(
+            engine("shale-split").unwrap().variant_flags(),
+            ["--split_flushes=1"]
+        );
+        assert!(ENGINES[0].variant_flags().is_empty());
     }
 
     #[test]
