@@ -12,7 +12,9 @@ PY_VENV ?= target/py-venv
 STUDIES ?= leveldb
 # all: every engine of the build, minus those a study leaves out by default
 # (the LevelDB study leaves out WiredTiger's LSM tree, too slow in 4 MB);
-# a list (ENGINES=shale,leveldb) runs exactly those engines in every study.
+# a list (ENGINES=shale,leveldb) runs exactly those engines in every study
+# (Shale's option variants, shale-blobs and shale-split, only in the sections
+# that ask for them).
 ENGINES ?= all
 # Empty: every job; a list (JOBS=compression-zstd,compression-lz4) runs only
 # those jobs of the chosen studies (shale-report --jobs).

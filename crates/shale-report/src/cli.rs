@@ -25,7 +25,9 @@ usage: shale-report [--studies=leveldb,wiredtiger,bangdb,bangdb-scale,sqlite4] [
   --runs      runs per engine (default 3; wiredtiger 5; bangdb, bangdb-scale
               and sqlite4 1, as their seeds)
   --engines   engines to compare (default: all): shale, leveldb, rocksdb, sqlite3,
-              kyoto-treedb, wiredtiger-lsm, wiredtiger-btree, lmdb
+              kyoto-treedb, wiredtiger-lsm, wiredtiger-btree, lmdb; and Shale's
+              option variants shale-blobs and shale-split, which run only in
+              the sections that ask for them
   --out       report directory (default: report)
   --db-root   where databases are created, one fresh directory per run
               (default: <temp dir>/shale-report-db)
@@ -270,6 +272,13 @@ mod tests {
         assert!(p(&["--studies=nope"])
             .unwrap_err()
             .contains("unknown study"));
+        // Option variants are named like engines; columns keep ENGINES' order.
+        let o = p(&["--engines=leveldb,shale-split,shale"]).unwrap();
+        let names: Vec<&str> = o.engines.iter().map(|e| e.name).collect();
+        assert_eq!(names, vec!["shale", "shale-split", "leveldb"]);
+        for e in crate::engines::ENGINES.iter() {
+            assert!(USAGE.contains(e.name), "{}", e.name);
+        }
         assert!(p(&["--engines=bdb"])
             .unwrap_err()
             .contains("unknown engine"));

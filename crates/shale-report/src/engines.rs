@@ -68,7 +68,8 @@ impl Capability {
 }
 
 /// One engine db_bench can drive, or Shale with a non-default option (a
-/// variant: its own column, run only in the jobs that ask for variants).
+/// variant: its own column, run only in the jobs that name it in
+/// `Job::variants`).
 #[derive(Debug, PartialEq, Eq)]
 pub struct Engine {
     /// Column name; also the name passed to `--engine=` unless this is a
@@ -122,6 +123,10 @@ impl Engine {
 /// or larger go to blob files.
 pub const SHALE_BLOBS_THRESHOLD: &str = "--blob_threshold=4096";
 
+/// The flag of the `shale-split` variant: a memtable flush is cut into
+/// several tables where its keys jump.
+pub const SHALE_SPLIT_FLUSHES: &str = "--split_flushes=1";
+
 /// What db_bench's WiredTiger engines cannot do: db_bench loads
 /// WiredTiger's snappy extension and no other compressor.
 const WIREDTIGER_LACKS: &[(Capability, &str)] = &[(
@@ -136,7 +141,7 @@ const NO_DEFERRED_MERGES: (Capability, &str) = (
 );
 
 /// Every engine, Shale first, in column order.
-pub const ENGINES: [Engine; 9] = [
+pub const ENGINES: [Engine; 10] = [
     Engine {
         variant_of: None,
         name: "shale",
@@ -154,6 +159,15 @@ pub const ENGINES: [Engine; 9] = [
         lacks: &[],
         note: "Shale with value separation (`Options::blob_threshold` 4096): values of 4 KB or more are written once, to blob files; runs in the sections that ask for it (large values)",
         color: (0xa6, 0x36, 0x03),
+    },
+    Engine {
+        name: "shale-split",
+        variant_of: Some(("shale", &[SHALE_SPLIT_FLUSHES])),
+        debian_package: None,
+        memory: MemoryModel::WriteBufferAndCache,
+        lacks: &[],
+        note: "Shale with `Options::split_flushes`: a flush is cut into several tables where its keys jump (one per writer's key range); runs in the sections that ask for it (4-thread sequential puts)",
+        color: (0xfd, 0x8d, 0x3c),
     },
     Engine {
         variant_of: None,
@@ -268,8 +282,39 @@ mod tests {
         for (i, a) in ENGINES.iter().enumerate() {
             for b in &ENGINES[i + 1..] {
                 assert_ne!(a.name, b.name);
+                assert_ne!(a.color, b.color, "{} and {}", a.name, b.name);
             }
         }
+    }
+
+    #[test]
+    fn shales_option_variants_follow_it_with_their_flags() {
+        let variants: Vec<&Engine> = ENGINES
+            .iter()
+            .skip(1)
+            .take_while(|e| e.variant_of.is_some())
+            .collect();
+        let names: Vec<&str> = variants.iter().map(|e| e.name).collect();
+        assert_eq!(names, ["shale-blobs", "shale-split"]);
+        assert!(ENGINES[1 + variants.len()..]
+            .iter()
+            .all(|e| e.variant_of.is_none()));
+        for e in &variants {
+            assert_eq!(e.db_bench_engine(), "shale");
+            assert!(e.is_shale_family() && !e.is_shale());
+            assert!(!e.variant_flags().is_empty(), "{}", e.name);
+            assert_eq!(e.memory, ENGINES[0].memory);
+            assert!(e.note.contains("runs in the sections that ask for it"));
+        }
+        assert_eq!(
+            engine("shale-blobs").unwrap().variant_flags(),
+            [SHALE_BLOBS_THRESHOLD]
+        );
+        assert_eq!(
+            engine("shale-split").unwrap().variant_flags(),
+            ["--split_flushes=1"]
+        );
+        assert!(ENGINES[0].variant_flags().is_empty());
     }
 
     #[test]
@@ -286,7 +331,7 @@ mod tests {
             let zstd = e.lacks(Capability::ZstdLz4Blocks).is_none();
             assert_eq!(
                 zstd,
-                ["shale", "shale-blobs", "rocksdb"].contains(&e.name),
+                ["shale", "shale-blobs", "shale-split", "rocksdb"].contains(&e.name),
                 "{}",
                 e.name
             );

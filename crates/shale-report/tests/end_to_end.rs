@@ -471,6 +471,154 @@ fn jobs_runs_only_the_named_jobs() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("no job `nope`"));
 }
 
+/// The columns of every speed table in a study's page, with the heading of
+/// the section it belongs to.
+fn speed_tables(md: &str) -> Vec<(String, Vec<String>)> {
+    let mut heading = String::new();
+    let mut out = Vec::new();
+    for l in md.lines() {
+        if let Some(h) = l.strip_prefix("## ") {
+            heading = h.to_string();
+        } else if let Some(cols) = l.strip_prefix("| workload (ops/s) |") {
+            let cols = cols
+                .split('|')
+                .map(str::trim)
+                .filter(|c| !c.is_empty())
+                .map(String::from)
+                .collect();
+            out.push((heading.clone(), cols));
+        }
+    }
+    out
+}
+
+#[test]
+fn option_variants_run_and_get_columns_only_where_their_jobs_name_them() {
+    let s = setup();
+    let o = run_report(
+        &s,
+        &[
+            "--studies=leveldb,wiredtiger,bangdb,bangdb-scale,sqlite4",
+            "--engines=shale,shale-split,shale-blobs,leveldb",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "shale-report failed:\n{stderr}");
+    assert!(!stderr.contains("shale-split is left out"), "{stderr}");
+    assert!(
+        stderr.contains("bangdb · seq-4t · shale-split · run 1/1"),
+        "{stderr}"
+    );
+
+    // Every process a variant ran: db_bench's Shale with the variant's flag,
+    // in the variant's own directories, and only in the jobs naming it.
+    let log = fs::read_to_string(s.state.join("args.log")).unwrap();
+    let db_of = |l: &str| {
+        l.split_whitespace()
+            .find_map(|a| a.strip_prefix("--db="))
+            .unwrap()
+            .rsplit('/')
+            .next()
+            .unwrap()
+            .to_string()
+    };
+    let runs_of = |variant: &str, flag: &str| {
+        let mut dirs: Vec<String> = log
+            .lines()
+            .filter(|l| db_of(l).ends_with(&format!("-{variant}")))
+            .map(|l| {
+                assert!(l.starts_with("--engine=shale "), "{l}");
+                assert!(l.split_whitespace().any(|a| a == flag), "{l}");
+                db_of(l)
+            })
+            .collect();
+        let flagged = log.lines().filter(|l| l.contains(flag)).count();
+        assert_eq!(flagged, dirs.len(), "{flag} outside {variant}'s runs");
+        dirs.dedup();
+        (dirs, flagged)
+    };
+    let (split, n) = runs_of("shale-split", "--split_flushes=1");
+    assert_eq!(split, ["bangdb-seq-4t-shale-split"]);
+    assert_eq!(n, 1, "one run, as every BangDB job");
+    let split_line = log
+        .lines()
+        .find(|l| l.contains("--split_flushes="))
+        .unwrap();
+    assert!(split_line.contains(" --threads=4 "), "{split_line}");
+    assert!(
+        split_line.contains(" --benchmarks=putseq,getseq "),
+        "{split_line}"
+    );
+    assert!(!split_line.contains("--blob_threshold"), "{split_line}");
+    let (blobs, n) = runs_of("shale-blobs", "--blob_threshold=4096");
+    assert_eq!(
+        blobs,
+        [
+            "leveldb-large-values-shale-blobs",
+            "wiredtiger-all-shale-blobs"
+        ]
+    );
+    assert_eq!(
+        n,
+        3 + 5,
+        "the LevelDB study's 3 runs, the WiredTiger study's 5"
+    );
+    assert!(!log
+        .lines()
+        .any(|l| l.contains("--blob_threshold") && l.contains("--split_flushes")));
+
+    // A variant has a column only in the sections whose jobs name it.
+    let mut split_sections = Vec::new();
+    let mut blobs_sections = Vec::new();
+    for study in ["leveldb", "wiredtiger", "bangdb", "bangdb-scale", "sqlite4"] {
+        let md = fs::read_to_string(s.out.join(format!("{study}.md"))).unwrap();
+        let tables = speed_tables(&md);
+        assert!(!tables.is_empty(), "{study}");
+        for (heading, cols) in tables {
+            assert!(cols.contains(&"shale".to_string()), "{study}: {heading}");
+            assert!(cols.contains(&"leveldb".to_string()), "{study}: {heading}");
+            if cols.contains(&"shale-split".to_string()) {
+                assert!(cols.contains(&"shale-split/leveldb".to_string()));
+                split_sections.push(format!("{study}: {heading}"));
+            }
+            if cols.contains(&"shale-blobs".to_string()) {
+                blobs_sections.push(format!("{study}: {heading}"));
+            }
+        }
+    }
+    assert_eq!(
+        split_sections,
+        ["bangdb: 2. Sequential put and get, 4 threads"]
+    );
+    assert_eq!(blobs_sections.len(), 1 + 6, "{blobs_sections:?}");
+    assert!(blobs_sections[0].starts_with("leveldb: 2A. Large values"));
+    assert!(blobs_sections[1..]
+        .iter()
+        .all(|h| h.starts_with("wiredtiger: ")));
+    // shale-split's figure (the fake's Shale speed, 4 threads).
+    let bang = fs::read_to_string(s.out.join("bangdb.md")).unwrap();
+    let section2 = &bang[bang.find("## 2. ").unwrap()..bang.find("## 3. ").unwrap()];
+    let put = row(section2, "Sequential put (putseq)");
+    assert!(
+        put.starts_with("| Sequential put (putseq) | 4,000,000 | 4,000,000 | "),
+        "{put}"
+    );
+    // The over-time charts draw it in that section only.
+    for chart in ["seq-1t", "seq-4t", "rand-1t", "rand-4t"] {
+        for bench in ["putseq", "getseq", "putrandom", "getrandom"] {
+            let svg = s.out.join(format!("charts/bangdb-{chart}-{bench}.svg"));
+            if let Ok(svg) = fs::read_to_string(&svg) {
+                assert_eq!(
+                    svg.contains("shale-split"),
+                    chart == "seq-4t",
+                    "bangdb-{chart}-{bench}"
+                );
+            }
+        }
+    }
+    assert!(s.out.join("charts/bangdb-seq-4t-putseq.svg").is_file());
+}
+
 #[test]
 fn dry_run_prints_every_command_and_runs_nothing() {
     let s = setup();

@@ -59,9 +59,14 @@ pub(super) fn bangdb_section(
 pub(super) fn bangdb(size: Size) -> Study {
     let n = bangdb_keys(size);
     let n_s = th(n);
+    let mut seq_4t = bangdb_job("seq-4t", &["putseq", "getseq"], n, 4, size);
+    // Shale with split flushes (`shale-split`) runs here too: each thread
+    // puts its own key range in order, and a flush cut where the keys jump
+    // gives each range tables of its own.
+    seq_4t.variants = &["shale-split"];
     let jobs = vec![
         bangdb_job("seq-1t", &["putseq", "getseq"], n, 1, size),
-        bangdb_job("seq-4t", &["putseq", "getseq"], n, 4, size),
+        seq_4t,
         bangdb_job("rand-1t", &["putrandom", "getrandom"], n, 1, size),
         bangdb_job("rand-4t", &["putrandom", "getrandom"], n, 4, size),
     ];

@@ -62,7 +62,7 @@ pub(super) fn leveldb(size: Size) -> Study {
     let mut large = Job::new("large-values", &["fillseq", "fillrandom"], large_n);
     large.value_size = 100_000;
     // Shale with value separation (`shale-blobs`) runs here too.
-    large.variants = true;
+    large.variants = &["shale-blobs"];
 
     let mut batch = Job::new("batch", &["fillbatch", "fillrandbatch"], n);
     batch.needs = vec![Capability::Batches];

@@ -275,8 +275,10 @@ pub struct Job {
     /// settings start from a copy of an earlier job's database instead of
     /// building their own.
     pub reuse: Option<Reuse>,
-    /// Engines' option variants (`shale-blobs`) run this job too.
-    pub variants: bool,
+    /// The option variants (engine names of `ENGINES` with `variant_of`,
+    /// such as `shale-blobs`) that run this job too; a variant runs only in
+    /// the jobs that name it.
+    pub variants: &'static [&'static str],
 }
 
 /// Where a job's single-cache engines take their database from.
@@ -307,7 +309,7 @@ impl Job {
             needs: vec![],
             time_cap: None,
             reuse: None,
-            variants: false,
+            variants: &[],
         }
     }
 
@@ -391,9 +393,14 @@ impl Job {
             .unwrap_or(0.0)
     }
 
+    /// True if `engine` is an option variant this job names.
+    pub fn runs_variant(&self, engine: &Engine) -> bool {
+        engine.variant_of.is_some() && self.variants.contains(&engine.name)
+    }
+
     /// Why `engine` cannot run this job, if it cannot.
     pub fn unsupported_by(&self, engine: &Engine) -> Option<&'static str> {
-        if engine.variant_of.is_some() && !self.variants {
+        if engine.variant_of.is_some() && !self.runs_variant(engine) {
             return Some("an option variant of an engine runs only where a section asks for it");
         }
         self.needs.iter().find_map(|c| engine.lacks(*c))
@@ -500,13 +507,12 @@ impl Study {
     /// The engines this study runs: `chosen` as given when `given`, else
     /// all of `chosen` but the ones the study leaves out by default.
     pub fn engines_from(&self, chosen: &[&'static Engine], given: bool) -> Vec<&'static Engine> {
-        let variants = self.jobs.iter().any(|j| j.variants);
         chosen
             .iter()
             .copied()
             .filter(|e| given || !self.left_out.iter().any(|(n, _)| *n == e.name))
-            // An option variant runs in the studies with a job asking for it.
-            .filter(|e| e.variant_of.is_none() || variants)
+            // An option variant runs in the studies with a job naming it.
+            .filter(|e| e.variant_of.is_none() || self.jobs.iter().any(|j| j.runs_variant(e)))
             .collect()
     }
     /// Index of the job with this id.
@@ -887,23 +893,101 @@ mod tests {
         let all: Vec<&'static Engine> = ENGINES.iter().collect();
         let names = |v: Vec<&'static Engine>| v.iter().map(|e| e.name).collect::<Vec<_>>();
         let default = names(s.engines_from(&all, false));
-        assert_eq!(default.len(), ENGINES.len() - 1);
+        assert_eq!(default.len(), ENGINES.len() - 2);
         assert!(!default.contains(&"wiredtiger-lsm"));
+        assert!(!default.contains(&"shale-split"));
         assert!(names(s.engines_from(&all, true)).contains(&"wiredtiger-lsm"));
-        // Option variants run where a job asks for them: the large values
-        // of the LevelDB and WiredTiger studies, not the BangDB study.
+        // Option variants run where a job names them: shale-blobs in the
+        // large values of the LevelDB and WiredTiger studies, shale-split in
+        // the BangDB study's 4-thread sequential puts.
         assert!(default.contains(&"shale-blobs"));
         let wt = build("wiredtiger", full()).unwrap();
-        assert!(names(wt.engines_from(&all, false)).contains(&"shale-blobs"));
+        let wt_engines = names(wt.engines_from(&all, false));
+        assert!(wt_engines.contains(&"shale-blobs"));
+        assert!(!wt_engines.contains(&"shale-split"));
         let bangdb = build("bangdb", full()).unwrap();
+        let mut want: Vec<&str> = ENGINES
+            .iter()
+            .filter(|e| e.variant_of.is_none())
+            .map(|e| e.name)
+            .collect();
+        want.insert(1, "shale-split");
+        assert_eq!(names(bangdb.engines_from(&all, false)), want);
+        // Named in --engines, shale-split still runs in the BangDB study
+        // only, and no study says it left it out.
+        let chosen = [engine("shale").unwrap(), engine("shale-split").unwrap()];
+        for id in STUDY_IDS {
+            let s = build(id, full()).unwrap();
+            let running = names(s.engines_from(&chosen, true));
+            let want: &[&str] = if id == "bangdb" {
+                &["shale", "shale-split"]
+            } else {
+                &["shale"]
+            };
+            assert_eq!(running, want, "{id}");
+            assert!(s.left_out.iter().all(|(n, _)| *n != "shale-split"), "{id}");
+        }
+    }
+
+    /// Every (study, job, variant) where an option variant runs, at full
+    /// and quick size.
+    fn variant_runs() -> Vec<(&'static str, &'static str, &'static str)> {
+        let mut got = Vec::new();
+        for quick in [false, true] {
+            for id in STUDY_IDS {
+                let s = build(id, Size { quick, ..full() }).unwrap();
+                for j in &s.jobs {
+                    for e in ENGINES.iter().filter(|e| e.variant_of.is_some()) {
+                        if j.unsupported_by(e).is_none() {
+                            assert!(j.runs_variant(e));
+                            if !quick {
+                                got.push((id, j.id, e.name));
+                            }
+                        } else {
+                            assert!(!j.runs_variant(e));
+                        }
+                    }
+                }
+            }
+        }
+        got
+    }
+
+    #[test]
+    fn option_variants_run_only_in_the_jobs_that_name_them() {
         assert_eq!(
-            names(bangdb.engines_from(&all, false)),
-            ENGINES
-                .iter()
-                .filter(|e| e.variant_of.is_none())
-                .map(|e| e.name)
-                .collect::<Vec<_>>()
+            variant_runs(),
+            [
+                ("leveldb", "large-values", "shale-blobs"),
+                ("wiredtiger", "all", "shale-blobs"),
+                ("bangdb", "seq-4t", "shale-split"),
+            ]
         );
+        // A job names only option variants, each once.
+        for id in STUDY_IDS {
+            for j in &build(id, full()).unwrap().jobs {
+                for (i, name) in j.variants.iter().enumerate() {
+                    let e = engine(name).unwrap_or_else(|| panic!("{id}/{}: {name}", j.id));
+                    assert!(e.variant_of.is_some(), "{id}/{}: {name}", j.id);
+                    assert!(!j.variants[..i].contains(name), "{id}/{}: {name}", j.id);
+                }
+            }
+        }
+        // The studies run a variant only if one of their jobs names it,
+        // even when `--engines` names it.
+        let all: Vec<&'static Engine> = ENGINES.iter().collect();
+        for id in STUDY_IDS {
+            let s = build(id, full()).unwrap();
+            for given in [false, true] {
+                for e in s.engines_from(&all, given) {
+                    assert!(
+                        e.variant_of.is_none() || s.jobs.iter().any(|j| j.runs_variant(e)),
+                        "{id}: {}",
+                        e.name
+                    );
+                }
+            }
+        }
     }
 
     #[test]
@@ -928,7 +1012,8 @@ mod tests {
             runs(pauses),
             ["shale", "leveldb", "rocksdb", "wiredtiger-lsm"]
         );
-        assert_eq!(runs(&sq.jobs[0]).len(), ENGINES.len() - 1);
+        let peers = ENGINES.iter().filter(|e| e.variant_of.is_none()).count();
+        assert_eq!(runs(&sq.jobs[0]).len(), peers);
         let bang = build("bangdb", full()).unwrap();
         assert_eq!(bang.default_runs, 1);
         assert!(every_job_capped(&bang, Some(bangdb::BANGDB_TIME_CAP_S)));
@@ -965,11 +1050,13 @@ mod tests {
             ]
         );
         let wt = build("wiredtiger", full()).unwrap();
-        for e in &ENGINES[..7] {
-            assert_eq!(
-                wt.jobs[0].memory.flags(e),
+        for e in &ENGINES {
+            let want = if e.memory == MemoryModel::OsPageCache {
+                vec![]
+            } else {
                 vec![("cache_size", 134_217_728)]
-            );
+            };
+            assert_eq!(wt.jobs[0].memory.flags(e), want, "{}", e.name);
         }
         assert_eq!(wt.default_runs, 5);
         assert_eq!(wt.aggregation, Aggregation::TrimmedMean);
@@ -1018,6 +1105,30 @@ mod tests {
         assert_eq!(b.jobs[1].ops("putseq"), 10_000_000);
         assert_eq!(b.jobs[1].benchmarks, ["putseq", "getseq"]);
         assert_eq!(b.jobs[3].benchmarks, ["putrandom", "getrandom"]);
+        // Shale with split flushes: db_bench's Shale with --split_flushes=1
+        // in the 4-thread sequential job, the only one it runs.
+        let split = engine("shale-split").unwrap();
+        assert_eq!(b.jobs[1].id, "seq-4t");
+        assert!(b.jobs[1].unsupported_by(split).is_none());
+        let split_args = b.jobs[1].args(split, Path::new("/d"), None);
+        let shale_args = b.jobs[1].args(engine("shale").unwrap(), Path::new("/d"), None);
+        assert_eq!(split_args[0], "--engine=shale");
+        assert!(split_args.contains(&"--split_flushes=1".to_string()));
+        assert!(!shale_args.iter().any(|a| a.starts_with("--split_flushes")));
+        assert_eq!(
+            split_args
+                .iter()
+                .filter(|a| !shale_args.contains(a))
+                .collect::<Vec<_>>(),
+            ["--split_flushes=1"]
+        );
+        for j in [0, 2, 3] {
+            assert!(
+                b.jobs[j].unsupported_by(split).is_some(),
+                "{}",
+                b.jobs[j].id
+            );
+        }
         let args = b.jobs[0].args(
             engine("shale").unwrap(),
             Path::new("/d"),

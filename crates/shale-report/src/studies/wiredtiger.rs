@@ -14,7 +14,7 @@ pub(super) fn wiredtiger(size: Size) -> Study {
     all.memory = Memory::CacheOnly(128 * MIB);
     // Shale with value separation (`shale-blobs`) runs here too, for
     // fill100K's large values (the other lines' values stay in its tables).
-    all.variants = true;
+    all.variants = &["shale-blobs"];
     let mem = all.memory.describe();
     let one = |id, title, what: String, label: &str, bench| {
         bars(
