@@ -23,8 +23,7 @@ use crate::db::flush_split;
 use crate::error::{Error, Result};
 use crate::filename::{blob_file_name, parse_file_name, FileType};
 use crate::keys::{
-    extract_user_key, InternalKey, InternalKeyComparator, ValueType, MAX_SEQUENCE_NUMBER,
-    VALUE_TYPE_FOR_SEEK,
+    InternalKey, InternalKeyComparator, ValueType, MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK,
 };
 use crate::memtable::MemTable;
 use crate::options::Options;
@@ -260,15 +259,15 @@ impl DbInner {
         // The levels are chosen before the tables are written, so that each
         // table is compressed as its level asks.
         let pieces = match base {
-            Some(base) if self.options.split_flushes => {
-                let bytewise = self.options.comparator.is_bytewise();
-                MutexGuard::unlocked(st, || flush_split::plan(mem, base, max_file_size, bytewise))
+            Some(base) => {
+                // A flush can run in the middle of a compaction (`job.rs`).
+                let running = st.compacting.clone();
+                let split = self.options.split_flushes;
+                let ucmp = self.options.comparator.clone();
+                MutexGuard::unlocked(st, || {
+                    flush_split::plan(mem, base, &*ucmp, max_file_size, split, running.as_ref())
+                })
             }
-            Some(base) => vec![flush_split::Piece {
-                start: None,
-                end: None,
-                level: memtable_output_level(mem, base, max_file_size),
-            }],
             None => Vec::new(),
         };
         if pieces.len() > 1 {
@@ -276,7 +275,12 @@ impl DbInner {
                 .iter()
                 .skip(1)
                 .filter_map(|p| p.start.as_deref())
-                .map(|k| format!("{:?}", String::from_utf8_lossy(k)))
+                .map(|k| {
+                    // At most 32 bytes of each key.
+                    let shown = String::from_utf8_lossy(&k[..k.len().min(32)]).into_owned();
+                    let more = if k.len() > 32 { "..." } else { "" };
+                    format!("{shown:?}{more}")
+                })
                 .collect();
             self.info_log.log(&format!(
                 "flush cut into {} tables where the keys jump, at {}",
@@ -319,12 +323,16 @@ impl DbInner {
                         piece.start.as_deref(),
                         piece.end.as_deref(),
                     )?;
-                    // The log the memtable came from is deleted once the table is
-                    // installed: the blob records its pointers lead to must be
-                    // durable first.
-                    self.sync_blob_files(&meta.blob_files)?;
                     metas.push(meta);
                 }
+                // The log the memtable came from is deleted once the tables
+                // are installed: the blob records their pointers lead to
+                // must be durable first.
+                let blob_files: std::collections::BTreeSet<u64> = metas
+                    .iter()
+                    .flat_map(|m| m.blob_files.iter().copied())
+                    .collect();
+                self.sync_blob_files(&blob_files.into_iter().collect::<Vec<_>>())?;
                 Ok(())
             })();
             match result {
@@ -356,7 +364,7 @@ impl DbInner {
             }
             let level = piece.level;
             debug_assert!(base.is_none_or(|base| level
-                == base.pick_level_for_memtable_output(
+                <= base.pick_level_for_memtable_output(
                     meta.smallest.user_key(),
                     meta.largest.user_key(),
                     max_file_size,
@@ -427,6 +435,15 @@ impl DbInner {
     }
 
     fn do_compaction_work(&self, st: &mut MutexGuard<'_, State>, c: &mut Compaction) -> Result<()> {
+        // Until its edit is installed, a flush made meanwhile keeps out of
+        // the levels its outputs may cover.
+        st.compacting = compaction_range(c, &*self.options.comparator);
+        let result = self.run_compaction(st, c);
+        st.compacting = None;
+        result
+    }
+
+    fn run_compaction(&self, st: &mut MutexGuard<'_, State>, c: &mut Compaction) -> Result<()> {
         let start = Instant::now();
         self.info_log.log(&format!(
             "compacting {}@{} + {}@{} files",
@@ -663,20 +680,26 @@ impl DbInner {
     }
 }
 
-/// The level a flush of `mem` goes to in `base` (see
-/// [`Version::pick_level_for_memtable_output`]), from its first and last
-/// keys; 0 for an empty memtable.
-fn memtable_output_level(mem: &Arc<MemTable>, base: &Version, max_file_size: u64) -> usize {
-    use crate::iter::InternalIterator;
-    let mut it = mem.iter();
-    it.seek_to_first();
-    if !it.valid() {
-        return 0;
+/// The level and user-key range of compaction `c`'s inputs (both levels).
+fn compaction_range(
+    c: &Compaction,
+    ucmp: &dyn crate::comparator::Comparator,
+) -> Option<flush_split::Running> {
+    let mut files = c.inputs.iter().flatten();
+    let first = files.next()?;
+    let mut smallest = first.smallest.user_key();
+    let mut largest = first.largest.user_key();
+    for f in files {
+        if ucmp.compare(f.smallest.user_key(), smallest) == Ordering::Less {
+            smallest = f.smallest.user_key();
+        }
+        if ucmp.compare(f.largest.user_key(), largest) == Ordering::Greater {
+            largest = f.largest.user_key();
+        }
     }
-    let smallest = extract_user_key(it.key()).to_vec();
-    it.seek_to_last();
-    if !it.valid() {
-        return 0;
-    }
-    base.pick_level_for_memtable_output(&smallest, extract_user_key(it.key()), max_file_size)
+    Some(flush_split::Running {
+        level: c.level,
+        smallest: smallest.to_vec(),
+        largest: largest.to_vec(),
+    })
 }

@@ -206,6 +206,9 @@ pub(crate) struct State {
     /// The outputs of the compaction running, also in `pending_outputs`
     /// until it ends (a bulk load's tables are pending meanwhile too).
     pub(crate) compaction_outputs: Vec<u64>,
+    /// The level and input range of the compaction running, for the
+    /// flushes made in its middle (see `flush_split::Running`).
+    pub(crate) compacting: Option<crate::db::flush_split::Running>,
     pub(crate) stats: [CompactionStats; NUM_LEVELS],
     pub(crate) bg_busy: bool,
     /// An ingestion is installing its tables: the background thread starts
@@ -437,6 +440,7 @@ impl Db {
             manual: None,
             pending_outputs: BTreeSet::new(),
             compaction_outputs: Vec::new(),
+            compacting: None,
             stats: Default::default(),
             bg_busy: false,
             ingesting: false,

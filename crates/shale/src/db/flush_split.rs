@@ -29,13 +29,16 @@
 //!
 //! Invariants of a plan: pieces are in key order, disjoint, cover the
 //! memtable, and each but the first starts at a user key of the memtable;
-//! at most [`MAX_PIECES`] (the largest jumps are cut first); adjacent pieces
-//! that would both go to level 0 are one piece (two level-0 tables where one
-//! would do only add to level 0's file count, and they are merged there
-//! anyway).
+//! at most [`MAX_PIECES`] (the largest jumps are cut first); at most one
+//! goes to level 0 (two level-0 tables where one would do only add to level
+//! 0's file count, and they are merged there anyway); none goes below the
+//! level of a compaction running meanwhile whose range it overlaps
+//! ([`Running`]).
 
+use std::cmp::Ordering;
 use std::sync::Arc;
 
+use crate::comparator::Comparator;
 use crate::iter::InternalIterator;
 use crate::keys::extract_user_key;
 use crate::memtable::MemTable;
@@ -58,6 +61,43 @@ pub struct Piece {
     pub start: Option<Vec<u8>>,
     pub end: Option<Vec<u8>>,
     pub level: usize,
+}
+
+/// The compaction running while a flush is made (a flush can run in the
+/// middle of one): its level and the user-key range of all its inputs.
+///
+/// Its outputs, installed after the flush, may cover gaps between its
+/// inputs (a manual compaction takes every file of a range, gaps and all),
+/// so a flushed table that overlaps the range and went below the
+/// compaction's level could end up under older data. Such a table goes no
+/// deeper than the compaction's level.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Running {
+    pub level: usize,
+    pub smallest: Vec<u8>,
+    pub largest: Vec<u8>,
+}
+
+/// The level for a table of user keys `smallest..=largest` (in the order
+/// of `ucmp`) flushed over `base` while `running` runs.
+pub fn output_level(
+    base: &Version,
+    ucmp: &dyn Comparator,
+    smallest: &[u8],
+    largest: &[u8],
+    max_file_size: u64,
+    running: Option<&Running>,
+) -> usize {
+    let level = base.pick_level_for_memtable_output(smallest, largest, max_file_size);
+    match running {
+        Some(r)
+            if ucmp.compare(smallest, &r.largest) != Ordering::Greater
+                && ucmp.compare(&r.smallest, largest) != Ordering::Greater =>
+        {
+            level.min(r.level)
+        }
+        _ => level,
+    }
 }
 
 /// Keys read as numbers (see the module's comment): the digits are the
@@ -140,11 +180,18 @@ fn common_prefix(a: &[u8], b: &[u8]) -> usize {
 }
 
 /// The pieces a flush of `mem` writes, given the version `base` it is
-/// installed over (for each piece's level; see
-/// [`Version::pick_level_for_memtable_output`]). An empty plan for an empty
-/// memtable. `bytewise`: the database orders keys bytewise (with any other
-/// order no jump is looked for).
-pub fn plan(mem: &Arc<MemTable>, base: &Version, max_file_size: u64, bytewise: bool) -> Vec<Piece> {
+/// installed over and the compaction `running` meanwhile (for each piece's
+/// level; see [`output_level`]). An empty plan for an empty memtable. With
+/// `split` false, or an order other than the bytewise one, one piece: no
+/// jump is looked for.
+pub fn plan(
+    mem: &Arc<MemTable>,
+    base: &Version,
+    ucmp: &dyn Comparator,
+    max_file_size: u64,
+    split: bool,
+    running: Option<&Running>,
+) -> Vec<Piece> {
     let mut it = mem.iter();
     it.seek_to_last();
     if !it.valid() {
@@ -156,14 +203,17 @@ pub fn plan(mem: &Arc<MemTable>, base: &Version, max_file_size: u64, bytewise: b
         return Vec::new();
     }
     let first = extract_user_key(it.key()).to_vec();
-    let whole = |base: &Version| {
+    let level_of = |smallest: &[u8], largest: &[u8]| {
+        output_level(base, ucmp, smallest, largest, max_file_size, running)
+    };
+    let whole = |_: &Version| {
         vec![Piece {
             start: None,
             end: None,
-            level: base.pick_level_for_memtable_output(&first, &last, max_file_size),
+            level: level_of(&first, &last),
         }]
     };
-    if !bytewise {
+    if !split || !ucmp.is_bytewise() {
         return whole(base);
     }
 
@@ -187,10 +237,14 @@ pub fn plan(mem: &Arc<MemTable>, base: &Version, max_file_size: u64, bytewise: b
         }
         it.next();
     }
-    if steps.is_empty() {
+    // The median of the steps that are not 0 (keys that differ only past
+    // the digits read): a memtable of many keys per prefix (rows of several
+    // fields, say) has mostly steps of 0, and its jumps are measured
+    // against the steps between prefixes.
+    let mut sorted: Vec<f32> = steps.iter().copied().filter(|&x| x > 0.0).collect();
+    if sorted.is_empty() {
         return whole(base);
     }
-    let mut sorted = steps.clone();
     let mid = sorted.len() / 2;
     let median = *sorted.select_nth_unstable_by(mid, f32::total_cmp).1;
     let threshold = median.max(1.0) * JUMP_FACTOR as f32;
@@ -232,33 +286,41 @@ pub fn plan(mem: &Arc<MemTable>, base: &Version, max_file_size: u64, bytewise: b
         return whole(base);
     }
 
-    // Pieces with their levels; neighbours both at level 0 become one.
+    // Pieces with their levels.
     let mut pieces: Vec<Piece> = Vec::with_capacity(bounds.len() + 1);
     let mut start: Option<Vec<u8>> = None;
     let mut smallest = first.clone();
     for (before, after) in &bounds {
-        let level = base.pick_level_for_memtable_output(&smallest, before, max_file_size);
-        push_piece(&mut pieces, start.take(), Some(after.clone()), level);
+        pieces.push(Piece {
+            start: start.take(),
+            end: Some(after.clone()),
+            level: level_of(&smallest, before),
+        });
         start = Some(after.clone());
         smallest = after.clone();
     }
-    let level = base.pick_level_for_memtable_output(&smallest, &last, max_file_size);
-    push_piece(&mut pieces, start, None, level);
+    pieces.push(Piece {
+        start,
+        end: None,
+        level: level_of(&smallest, &last),
+    });
+    // At most one level-0 table: the pieces from the first that goes to
+    // level 0 to the last become one (a level-0 table of its own would only
+    // add to level 0's file count, and they are merged there anyway).
+    if let (Some(a), Some(b)) = (
+        pieces.iter().position(|p| p.level == 0),
+        pieces.iter().rposition(|p| p.level == 0),
+    ) {
+        if a < b {
+            let end = pieces[b].end.take();
+            pieces[a].end = end;
+            pieces.drain(a + 1..=b);
+        }
+    }
     if pieces.len() == 1 {
         return whole(base);
     }
     pieces
-}
-
-/// Appends a piece, merged into the previous one when both go to level 0.
-fn push_piece(pieces: &mut Vec<Piece>, start: Option<Vec<u8>>, end: Option<Vec<u8>>, level: usize) {
-    if let Some(prev) = pieces.last_mut() {
-        if prev.level == 0 && level == 0 {
-            prev.end = end;
-            return;
-        }
-    }
-    pieces.push(Piece { start, end, level });
 }
 
 #[cfg(test)]
@@ -276,6 +338,17 @@ mod tests {
             mem.add(seq as u64 + 1, ValueType::Value, &k, &value);
         }
         mem
+    }
+
+    /// Bytewise in fact, but not known to be.
+    struct Opaque;
+    impl Comparator for Opaque {
+        fn name(&self) -> &str {
+            "test.Opaque"
+        }
+        fn compare(&self, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+            a.cmp(b)
+        }
     }
 
     fn empty_version() -> Version {
@@ -307,7 +380,14 @@ mod tests {
     #[test]
     fn four_interleaved_streams_give_one_table_each() {
         let mem = memtable(interleaved(4, 2000), 16);
-        let pieces = plan(&mem, &empty_version(), 2 << 20, true);
+        let pieces = plan(
+            &mem,
+            &empty_version(),
+            &BytewiseComparator,
+            2 << 20,
+            true,
+            None,
+        );
         assert_eq!(
             starts(&pieces),
             vec![
@@ -327,7 +407,18 @@ mod tests {
     #[test]
     fn one_stream_and_random_keys_stay_one_table() {
         let seq = memtable((0..8000u64).map(|i| format!("{i:010}").into_bytes()), 16);
-        assert_eq!(plan(&seq, &empty_version(), 2 << 20, true).len(), 1);
+        assert_eq!(
+            plan(
+                &seq,
+                &empty_version(),
+                &BytewiseComparator,
+                2 << 20,
+                true,
+                None
+            )
+            .len(),
+            1
+        );
 
         let mut x = 88172645463325252u64;
         let random = memtable(
@@ -339,13 +430,27 @@ mod tests {
             }),
             16,
         );
-        assert_eq!(plan(&random, &empty_version(), 2 << 20, true).len(), 1);
+        assert_eq!(
+            plan(
+                &random,
+                &empty_version(),
+                &BytewiseComparator,
+                2 << 20,
+                true,
+                None
+            )
+            .len(),
+            1
+        );
     }
 
     #[test]
     fn another_order_is_never_cut() {
         let mem = memtable(interleaved(4, 2000), 16);
-        assert_eq!(plan(&mem, &empty_version(), 2 << 20, false).len(), 1);
+        assert_eq!(
+            plan(&mem, &empty_version(), &Opaque, 2 << 20, true, None).len(),
+            1
+        );
     }
 
     #[test]
@@ -355,7 +460,14 @@ mod tests {
         let mut keys = interleaved(2, 2000);
         keys.extend((0..3u64).map(|i| format!("{:010}", 250_000_000 + i).into_bytes()));
         let mem = memtable(keys, 16);
-        let pieces = plan(&mem, &empty_version(), 2 << 20, true);
+        let pieces = plan(
+            &mem,
+            &empty_version(),
+            &BytewiseComparator,
+            2 << 20,
+            true,
+            None,
+        );
         assert_eq!(
             starts(&pieces),
             vec![
@@ -380,7 +492,14 @@ mod tests {
                 keys.push(format!("{:010}", base + i).into_bytes());
             }
         }
-        let pieces = plan(&memtable(keys, 16), &empty_version(), 2 << 20, true);
+        let pieces = plan(
+            &memtable(keys, 16),
+            &empty_version(),
+            &BytewiseComparator,
+            2 << 20,
+            true,
+            None,
+        );
         assert_eq!(pieces.len(), MAX_PIECES);
         let expected: Vec<Option<String>> = std::iter::once(None)
             .chain((1..16u64).map(|s| Some(format!("{:010}", s * 100_000_000))))
@@ -396,13 +515,116 @@ mod tests {
             keys.extend(interleaved(2, 1000));
         }
         let mem = memtable(keys, 16);
-        let pieces = plan(&mem, &empty_version(), 2 << 20, true);
+        let pieces = plan(
+            &mem,
+            &empty_version(),
+            &BytewiseComparator,
+            2 << 20,
+            true,
+            None,
+        );
         assert_eq!(starts(&pieces), vec![None, Some("0500000000".to_string())]);
     }
 
     #[test]
     fn an_empty_memtable_has_no_pieces() {
         let mem = memtable(Vec::new(), 16);
-        assert!(plan(&mem, &empty_version(), 2 << 20, true).is_empty());
+        assert!(plan(
+            &mem,
+            &empty_version(),
+            &BytewiseComparator,
+            2 << 20,
+            true,
+            None
+        )
+        .is_empty());
+    }
+
+    /// A version with `files` (level, smallest, largest user key) of 1 MB.
+    fn version_with(files: &[(usize, &str, &str)]) -> Version {
+        let mut v = empty_version();
+        for (n, &(level, a, b)) in files.iter().enumerate() {
+            let f = crate::version::edit::FileMetaData::new(
+                n as u64 + 10,
+                1 << 20,
+                crate::keys::InternalKey::new(a.as_bytes(), 100, ValueType::Value),
+                crate::keys::InternalKey::new(b.as_bytes(), 100, ValueType::Value),
+            );
+            v.files[level].push(Arc::new(f));
+        }
+        v
+    }
+
+    #[test]
+    fn a_table_in_a_gap_between_a_running_compactions_inputs_stays_above_it() {
+        // A manual compaction of level 1 takes [a..c] and [m..z], whose
+        // output may span [d..e]: a flush of keys in [d..e] goes no deeper
+        // than level 1 while it runs, and to level 2 otherwise.
+        let v = version_with(&[(1, "a", "c"), (1, "m", "z")]);
+        let mem = memtable(vec![b"d1".to_vec(), b"d2".to_vec(), b"e".to_vec()], 16);
+        let running = Running {
+            level: 1,
+            smallest: b"a".to_vec(),
+            largest: b"z".to_vec(),
+        };
+        let level =
+            |split, running| plan(&mem, &v, &BytewiseComparator, 2 << 20, split, running)[0].level;
+        assert_eq!(level(false, None), 2);
+        assert_eq!(level(true, None), 2);
+        assert_eq!(level(false, Some(&running)), 1);
+        assert_eq!(level(true, Some(&running)), 1);
+        // A compaction elsewhere changes nothing.
+        let elsewhere = Running {
+            level: 1,
+            smallest: b"x".to_vec(),
+            largest: b"z".to_vec(),
+        };
+        assert_eq!(level(false, Some(&elsewhere)), 2);
+    }
+
+    #[test]
+    fn at_most_one_piece_goes_to_level_zero() {
+        // Four streams; level 0 holds tables over the first and the third,
+        // so their pieces go to level 0: they and the piece between them
+        // become one level-0 table.
+        let v = version_with(&[
+            (0, "0000000000", "0000000010"),
+            (0, "0500000000", "0500000010"),
+        ]);
+        let mem = memtable(interleaved(4, 2000), 16);
+        let pieces = plan(&mem, &v, &BytewiseComparator, 2 << 20, true, None);
+        let levels: Vec<usize> = pieces.iter().map(|p| p.level).collect();
+        assert_eq!(levels, vec![0, 2]);
+        assert_eq!(starts(&pieces), vec![None, Some("0750000000".to_string())]);
+    }
+
+    #[test]
+    fn keys_that_differ_past_the_digits_read_are_not_jumps() {
+        // Rows of four fields under random 32-byte ids: most steps are 0
+        // (the fields differ past the 24 digits read), the others random.
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let mut keys = Vec::new();
+        for _ in 0..5000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let id = format!("{:016x}{:016x}", x, x.rotate_left(17));
+            for f in ["a", "b", "c", "d"] {
+                keys.push(format!("{id}/{f}").into_bytes());
+            }
+        }
+        let mem = memtable(keys, 16);
+        assert_eq!(
+            plan(
+                &mem,
+                &empty_version(),
+                &BytewiseComparator,
+                2 << 20,
+                true,
+                None
+            )
+            .len(),
+            1
+        );
     }
 }
