@@ -351,6 +351,18 @@ mod tests {
         }
     }
 
+    /// The plan of a flush of `mem` over an empty version, split on.
+    fn split(mem: &Arc<MemTable>) -> Vec<Piece> {
+        plan(
+            mem,
+            &empty_version(),
+            &BytewiseComparator,
+            2 << 20,
+            true,
+            None,
+        )
+    }
+
     fn empty_version() -> Version {
         Version::new(InternalKeyComparator::new(Arc::new(BytewiseComparator)))
     }
@@ -380,14 +392,7 @@ mod tests {
     #[test]
     fn four_interleaved_streams_give_one_table_each() {
         let mem = memtable(interleaved(4, 2000), 16);
-        let pieces = plan(
-            &mem,
-            &empty_version(),
-            &BytewiseComparator,
-            2 << 20,
-            true,
-            None,
-        );
+        let pieces = split(&mem);
         assert_eq!(
             starts(&pieces),
             vec![
@@ -407,18 +412,7 @@ mod tests {
     #[test]
     fn one_stream_and_random_keys_stay_one_table() {
         let seq = memtable((0..8000u64).map(|i| format!("{i:010}").into_bytes()), 16);
-        assert_eq!(
-            plan(
-                &seq,
-                &empty_version(),
-                &BytewiseComparator,
-                2 << 20,
-                true,
-                None
-            )
-            .len(),
-            1
-        );
+        assert_eq!(split(&seq).len(), 1);
 
         let mut x = 88172645463325252u64;
         let random = memtable(
@@ -430,18 +424,7 @@ mod tests {
             }),
             16,
         );
-        assert_eq!(
-            plan(
-                &random,
-                &empty_version(),
-                &BytewiseComparator,
-                2 << 20,
-                true,
-                None
-            )
-            .len(),
-            1
-        );
+        assert_eq!(split(&random).len(), 1);
     }
 
     #[test]
@@ -460,14 +443,7 @@ mod tests {
         let mut keys = interleaved(2, 2000);
         keys.extend((0..3u64).map(|i| format!("{:010}", 250_000_000 + i).into_bytes()));
         let mem = memtable(keys, 16);
-        let pieces = plan(
-            &mem,
-            &empty_version(),
-            &BytewiseComparator,
-            2 << 20,
-            true,
-            None,
-        );
+        let pieces = split(&mem);
         assert_eq!(
             starts(&pieces),
             vec![
@@ -492,14 +468,7 @@ mod tests {
                 keys.push(format!("{:010}", base + i).into_bytes());
             }
         }
-        let pieces = plan(
-            &memtable(keys, 16),
-            &empty_version(),
-            &BytewiseComparator,
-            2 << 20,
-            true,
-            None,
-        );
+        let pieces = split(&memtable(keys, 16));
         assert_eq!(pieces.len(), MAX_PIECES);
         let expected: Vec<Option<String>> = std::iter::once(None)
             .chain((1..16u64).map(|s| Some(format!("{:010}", s * 100_000_000))))
@@ -515,29 +484,14 @@ mod tests {
             keys.extend(interleaved(2, 1000));
         }
         let mem = memtable(keys, 16);
-        let pieces = plan(
-            &mem,
-            &empty_version(),
-            &BytewiseComparator,
-            2 << 20,
-            true,
-            None,
-        );
+        let pieces = split(&mem);
         assert_eq!(starts(&pieces), vec![None, Some("0500000000".to_string())]);
     }
 
     #[test]
     fn an_empty_memtable_has_no_pieces() {
         let mem = memtable(Vec::new(), 16);
-        assert!(plan(
-            &mem,
-            &empty_version(),
-            &BytewiseComparator,
-            2 << 20,
-            true,
-            None
-        )
-        .is_empty());
+        assert!(split(&mem).is_empty());
     }
 
     /// A version with `files` (level, smallest, largest user key) of 1 MB.
@@ -614,17 +568,6 @@ mod tests {
             }
         }
         let mem = memtable(keys, 16);
-        assert_eq!(
-            plan(
-                &mem,
-                &empty_version(),
-                &BytewiseComparator,
-                2 << 20,
-                true,
-                None
-            )
-            .len(),
-            1
-        );
+        assert_eq!(split(&mem).len(), 1);
     }
 }
