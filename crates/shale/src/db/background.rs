@@ -271,22 +271,7 @@ impl DbInner {
             None => Vec::new(),
         };
         if pieces.len() > 1 {
-            let starts: Vec<String> = pieces
-                .iter()
-                .skip(1)
-                .filter_map(|p| p.start.as_deref())
-                .map(|k| {
-                    // At most 32 bytes of each key.
-                    let shown = String::from_utf8_lossy(&k[..k.len().min(32)]).into_owned();
-                    let more = if k.len() > 32 { "..." } else { "" };
-                    format!("{shown:?}{more}")
-                })
-                .collect();
-            self.info_log.log(&format!(
-                "flush cut into {} tables where the keys jump, at {}",
-                pieces.len(),
-                starts.join(", ")
-            ));
+            self.info_log.log(&describe_cuts(&pieces));
         }
         let pieces = if pieces.is_empty() {
             vec![flush_split::Piece {
@@ -702,4 +687,23 @@ fn compaction_range(
         smallest: smallest.to_vec(),
         largest: largest.to_vec(),
     })
+}
+
+/// The info log's line for a flush cut into `pieces`: where each table after
+/// the first starts (at most 32 bytes of each key).
+fn describe_cuts(pieces: &[flush_split::Piece]) -> String {
+    let starts: Vec<String> = pieces
+        .iter()
+        .filter_map(|p| p.start.as_deref())
+        .map(|k| {
+            let shown = String::from_utf8_lossy(&k[..k.len().min(32)]).into_owned();
+            let more = if k.len() > 32 { "..." } else { "" };
+            format!("{shown:?}{more}")
+        })
+        .collect();
+    format!(
+        "flush cut into {} tables where the keys jump, at {}",
+        pieces.len(),
+        starts.join(", ")
+    )
 }

@@ -206,7 +206,7 @@ pub fn plan(
     let level_of = |smallest: &[u8], largest: &[u8]| {
         output_level(base, ucmp, smallest, largest, max_file_size, running)
     };
-    let whole = |_: &Version| {
+    let whole = || {
         vec![Piece {
             start: None,
             end: None,
@@ -214,7 +214,7 @@ pub fn plan(
         }]
     };
     if !split || !ucmp.is_bytewise() {
-        return whole(base);
+        return whole();
     }
 
     // A pass for the digits, then one for the step before each user key
@@ -243,7 +243,7 @@ pub fn plan(
     // against the steps between prefixes.
     let mut sorted: Vec<f32> = steps.iter().copied().filter(|&x| x > 0.0).collect();
     if sorted.is_empty() {
-        return whole(base);
+        return whole();
     }
     let mid = sorted.len() / 2;
     let median = *sorted.select_nth_unstable_by(mid, f32::total_cmp).1;
@@ -254,7 +254,7 @@ pub fn plan(
         .filter(|&i| steps[i] >= threshold)
         .collect();
     if jumps.is_empty() {
-        return whole(base);
+        return whole();
     }
     jumps.sort_unstable_by(|&a, &b| steps[b].total_cmp(&steps[a]).then(a.cmp(&b)));
     jumps.truncate(MAX_PIECES - 1);
@@ -283,7 +283,7 @@ pub fn plan(
     if bounds.len() != cuts.len() {
         // The memtable is immutable; a shorter second pass means an inner
         // error. One table, as without the option.
-        return whole(base);
+        return whole();
     }
 
     // Pieces with their levels.
@@ -318,7 +318,7 @@ pub fn plan(
         }
     }
     if pieces.len() == 1 {
-        return whole(base);
+        return whole();
     }
     pieces
 }
