@@ -222,6 +222,19 @@ pub(crate) struct State {
     pub(crate) blob_gc_values: u64,
     /// The waits of writers for room since the open, by cause.
     pub(crate) stalls: WriteStalls,
+    /// The last synchronous write group (see `DbInner::gather_sync_group`).
+    pub(crate) last_sync_group: Option<SyncGroup>,
+}
+
+/// A synchronous write group once its log record was synced.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SyncGroup {
+    /// Writers in the group, the leader included.
+    pub(crate) writers: usize,
+    /// When its sync ended.
+    pub(crate) ended: std::time::Instant,
+    /// How long its append and sync took.
+    pub(crate) took: std::time::Duration,
 }
 
 /// Why a writer waited for room (see `make_room_for_write`).
@@ -448,6 +461,7 @@ impl Db {
             imm_blob: None,
             blob_gc_values: 0,
             stalls: WriteStalls::default(),
+            last_sync_group: None,
         };
         let blob_cache = Arc::new(BlobCache::new(fs.clone(), &dir, options.comparator.clone()));
         let inner = Arc::new(DbInner {

@@ -57,7 +57,7 @@ use crate::batch::{check_update, WriteBatch};
 use crate::blob::writer::BlobWriter;
 use crate::db::core::{
     blob_error, insert_into, panic_message, writer_state, Db, DbInner, GroupInserts, PublishWaiter,
-    StallCause, State, Writer,
+    StallCause, State, SyncGroup, Writer,
 };
 use crate::db::handoff::{Latch, Signal};
 use crate::error::{Error, Result};
@@ -69,6 +69,10 @@ use crate::options::WriteOptions;
 
 /// Upper bound of a write group's size in bytes.
 const MAX_GROUP_BYTES: usize = 1 << 20;
+
+/// The longest a synchronous leader waits for the writers of the last
+/// synchronous group to come back (see `DbInner::gather_sync_group`).
+const MAX_SYNC_GATHER: Duration = Duration::from_micros(200);
 
 impl Db {
     /// Sets `key` to `value`. A key longer than
@@ -255,6 +259,9 @@ impl DbInner {
         if let Err(e) = self.make_room_for_write(&mut st, false) {
             return (st, Err(e));
         }
+        if sync {
+            self.gather_sync_group(&mut st);
+        }
         let (count, size) = take_group(&mut st, &batch, sync, members);
         if !members.is_empty() {
             self.queued_writers
@@ -313,6 +320,7 @@ impl DbInner {
                 }
             }
         }
+        let log_start = sync.then(Instant::now);
         if let Err(e) = self.write_log(&record, sync, synced_dir_for, log_number) {
             // A failed append or sync leaves the log in an unknown state (a
             // torn record, data the kernel may have dropped): later writes
@@ -337,8 +345,47 @@ impl DbInner {
             return self.fail_group(e);
         }
         let mut st = self.state.lock();
+        if let Some(start) = log_start {
+            st.last_sync_group = Some(SyncGroup {
+                writers: 1 + members.len(),
+                ended: Instant::now(),
+                took: start.elapsed(),
+            });
+        }
         let published = self.publish(&mut st, first, end);
         (st, published)
+    }
+
+    /// Before a synchronous leader takes its group: lets the writers of the
+    /// last synchronous group catch up and join it.
+    ///
+    /// Threads that each write synchronously in a loop come back with their
+    /// next write a moment after their group's sync ends. By then the next
+    /// leader (often the last one, back first) may have taken its group and
+    /// started the next sync, which they then wait out whole before a sync
+    /// of their own: with two such threads, most groups would hold one
+    /// write. So a synchronous leader that, right after the last synchronous
+    /// group, finds fewer writers queued than that group had waits for them
+    /// a little: at most half of that group's append and sync, and never
+    /// more than [`MAX_SYNC_GATHER`]. A lone writer never waits (its
+    /// last group had no one else); writers that stop coming back cost one
+    /// such wait, after which the last group is the smaller one.
+    fn gather_sync_group(&self, st: &mut MutexGuard<'_, State>) {
+        let Some(last) = st.last_sync_group else {
+            return;
+        };
+        let others = last.writers.saturating_sub(1);
+        if others == 0 || st.writers.len() >= others || last.ended.elapsed() > last.took {
+            return;
+        }
+        let deadline = Instant::now() + (last.took / 2).min(MAX_SYNC_GATHER);
+        MutexGuard::unlocked(st, || {
+            while self.queued_writers.load(Ordering::Relaxed) < others
+                && Instant::now() < deadline
+            {
+                std::thread::yield_now();
+            }
+        });
     }
 
     /// Makes `e`, a failure of a group that holds sequence numbers, sticky,
