@@ -5,7 +5,9 @@
 For each module, in a fresh database of its own: N random-order puts, N
 random-order gets, N puts in batches of 1,000, a forward and a reverse
 iteration over the N keys, N random-order puts over them again (an
-overwrite), then puts and gets from 2 threads (N/2 each).
+overwrite), then puts and gets from 2 threads (N/2 each), and last N/100
+synchronous puts (`sync=True`, each waiting for the disk) from 1 thread
+and from 2 (N/200 each).
 One line per measurement, in operations per second. A module that cannot be
 imported is reported and skipped (`pip install plyvel` for plyvel).
 
@@ -76,15 +78,25 @@ def bench_module(mod, n, value_size, root, only_overwrites=False):
             count += 1
         assert count == n, count
 
-    def threaded(op):
+    synced = shuffled[:max(n // 100, 2)]
+
+    def sync_puts():
+        put = db.put
+        for k in synced:
+            put(k, value, sync=True)
+
+    def threaded(op, keys=shuffled):
         def run():
-            halves = [shuffled[0::2], shuffled[1::2]]
+            halves = [keys[0::2], keys[1::2]]
 
             def work(part):
-                f = db.put if op == "put" else db.get
+                f = db.put if op != "get" else db.get
                 if op == "put":
                     for k in part:
                         f(k, value)
+                elif op == "sync put":
+                    for k in part:
+                        f(k, value, sync=True)
                 else:
                     for k in part:
                         f(k)
@@ -114,6 +126,8 @@ def bench_module(mod, n, value_size, root, only_overwrites=False):
     timed("overwrite (random order)", n, puts, results)
     timed("put, 2 threads", n, threaded("put"), results)
     timed("get, 2 threads", n, threaded("get"), results)
+    timed("sync put", len(synced), sync_puts, results)
+    timed("sync put, 2 threads", len(synced), threaded("sync put", synced), results)
     db.close()
     shutil.rmtree(path, ignore_errors=True)
     return results
