@@ -34,6 +34,7 @@
 #   blocks are inserted and evicted while readers hold them),
 #   tests/sticky_errors.rs (panics in writes and in background work),
 #   tests/manifest_stall.rs (writes and reads during a MANIFEST sync),
+#   tests/flush_during_compaction.rs (a flush in a parked compaction),
 #   tests/ingest.rs (a bulk load beside writers and their snapshots),
 #   tests/seek_compaction.rs (compactions started by reads) and
 #   tests/locking.rs (the process-wide table of held locks, forks).
@@ -78,7 +79,7 @@ tsan_test() {
 
 LIB_TESTS=(memtable:: db:: sstable::cache sstable::tests::tables_are_read_from_many_threads
   version::edit::tests::seek_budget_is_shared_between_threads)
-INTEGRATION=(concurrency sticky_errors manifest_stall ingest seek_compaction locking)
+INTEGRATION=(concurrency sticky_errors manifest_stall flush_during_compaction ingest seek_compaction locking)
 INTEGRATION_ARGS=()
 for t in "${INTEGRATION[@]}"; do INTEGRATION_ARGS+=(--test "$t"); done
 
