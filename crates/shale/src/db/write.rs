@@ -380,8 +380,7 @@ impl DbInner {
         }
         let deadline = Instant::now() + (last.took / 2).min(MAX_SYNC_GATHER);
         MutexGuard::unlocked(st, || {
-            while self.queued_writers.load(Ordering::Relaxed) < others
-                && Instant::now() < deadline
+            while self.queued_writers.load(Ordering::Relaxed) < others && Instant::now() < deadline
             {
                 std::thread::yield_now();
             }
