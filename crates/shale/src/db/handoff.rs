@@ -32,21 +32,30 @@ const SPINS: u32 = 100;
 const SPINS: u32 = 2;
 
 /// How long a waiter yields the processor between checks before it parks.
-/// Long enough to cover a group's `fdatasync` on a fast disk (about 100 µs
-/// here): the members of a synchronous group then see its outcome within a
-/// yield, not a wake-up from `park` (about 30 µs on this machine), and are
-/// back with their next writes in time to share the next group's sync
-/// (`DbInner::gather_sync_group`). RocksDB's writers yield up to 100 µs too
-/// (`write_thread_max_yield_usec`).
 #[cfg(not(miri))]
-const YIELD_FOR: Duration = Duration::from_micros(100);
+const YIELD_FOR: Duration = Duration::from_micros(20);
 #[cfg(miri)]
 const YIELD_FOR: Duration = Duration::ZERO;
+
+/// How long a synchronous writer yields before it parks
+/// ([`Signal::wait_while_sync`]): long enough to cover a group's
+/// `fdatasync` on a fast disk (about 100 µs here), so that the members of
+/// a synchronous group see its outcome within a yield rather than a
+/// wake-up from `park` (about 30 µs on this machine) and are back with
+/// their next writes in time to share the next group's sync
+/// (`DbInner::gather_sync_group`). RocksDB's writers yield up to 100 µs
+/// too (`write_thread_max_yield_usec`). Other writers keep the short
+/// window: with more writers than cores, their longer yields would take
+/// time from the background thread.
+#[cfg(not(miri))]
+const SYNC_YIELD_FOR: Duration = Duration::from_micros(100);
+#[cfg(miri)]
+const SYNC_YIELD_FOR: Duration = Duration::ZERO;
 
 /// Returns once `ready()` is true: spins, then yields, then parks between
 /// checks (see the module documentation). The caller must be the owner of
 /// whatever wakes it.
-fn wait_until(mut ready: impl FnMut() -> bool) {
+fn wait_until(yield_for: Duration, mut ready: impl FnMut() -> bool) {
     for _ in 0..SPINS {
         if ready() {
             return;
@@ -54,7 +63,7 @@ fn wait_until(mut ready: impl FnMut() -> bool) {
         std::hint::spin_loop();
     }
     let start = Instant::now();
-    while start.elapsed() < YIELD_FOR {
+    while start.elapsed() < yield_for {
         if ready() {
             return;
         }
@@ -98,9 +107,19 @@ impl Signal {
     /// Waits (the owner only) until the state is no longer `state`, and
     /// returns the new one.
     pub(crate) fn wait_while(&self, state: u8) -> u8 {
+        self.wait_while_for(YIELD_FOR, state)
+    }
+
+    /// [`wait_while`](Self::wait_while) for a synchronous writer, which
+    /// yields for longer before it parks (see [`SYNC_YIELD_FOR`]).
+    pub(crate) fn wait_while_sync(&self, state: u8) -> u8 {
+        self.wait_while_for(SYNC_YIELD_FOR, state)
+    }
+
+    fn wait_while_for(&self, yield_for: Duration, state: u8) -> u8 {
         debug_assert_eq!(thread::current().id(), self.owner.id());
         let mut now = state;
-        wait_until(|| {
+        wait_until(yield_for, || {
             now = self.state.load(Ordering::Acquire);
             now != state
         });
@@ -135,7 +154,7 @@ impl Latch {
     /// Waits (the owner only) until every task has finished.
     pub(crate) fn wait(&self) {
         debug_assert_eq!(thread::current().id(), self.owner.id());
-        wait_until(|| self.remaining.load(Ordering::Acquire) == 0);
+        wait_until(YIELD_FOR, || self.remaining.load(Ordering::Acquire) == 0);
     }
 }
 

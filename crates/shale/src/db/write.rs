@@ -190,7 +190,12 @@ impl DbInner {
             .store(st.writers.len(), Ordering::Relaxed);
         drop(st);
         loop {
-            match w.signal.wait_while(writer_state::WAITING) {
+            let waited = if w.sync {
+                w.signal.wait_while_sync(writer_state::WAITING)
+            } else {
+                w.signal.wait_while(writer_state::WAITING)
+            };
+            match waited {
                 writer_state::DONE => return take_outcome(&w),
                 writer_state::INSERT => {
                     self.insert_as_member(&w);
