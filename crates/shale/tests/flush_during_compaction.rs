@@ -180,7 +180,8 @@ fn a_table_flushed_into_a_gap_of_a_manual_compaction_stays_readable() {
     );
 
     // Compact level 1 into level 2: one output spanning a000..z099, parked
-    // as its table file is created.
+    // as its table file is created. (The memtable is empty, so the manual
+    // compaction's own flush makes no table that the gate would park.)
     gate.arm();
     let compaction = {
         let db = db.clone();
@@ -211,6 +212,13 @@ fn a_table_flushed_into_a_gap_of_a_manual_compaction_stays_readable() {
     }
     gate.open();
     compaction.join().unwrap().unwrap();
+    // The compaction flushed the waiting memtable before its next entry,
+    // into one table above its output: the scenario took place.
+    assert_eq!(
+        (files_at(&db, 0) + files_at(&db, 1), files_at(&db, 2)),
+        (1, 1),
+        "the flushed table above level 2, the compaction's one output in it"
+    );
 
     assert_reads(&db, &model, "after the compaction");
     // The flushed keys are in a table now, not only in the memtable.

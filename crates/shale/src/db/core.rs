@@ -229,11 +229,11 @@ pub(crate) struct State {
 /// A synchronous write group once its log record was synced.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct SyncGroup {
-    /// Writers in the group, the leader included.
+    /// Synchronous writers in the group, the leader included.
     pub(crate) writers: usize,
     /// When its sync ended.
     pub(crate) ended: std::time::Instant,
-    /// How long its append and sync took.
+    /// How long its log append and sync took.
     pub(crate) took: std::time::Duration,
 }
 

@@ -72,7 +72,10 @@ const MAX_GROUP_BYTES: usize = 1 << 20;
 
 /// The longest a synchronous leader waits for the writers of the last
 /// synchronous group to come back (see `DbInner::gather_sync_group`).
+#[cfg(not(miri))]
 const MAX_SYNC_GATHER: Duration = Duration::from_micros(200);
+#[cfg(miri)]
+const MAX_SYNC_GATHER: Duration = Duration::ZERO;
 
 impl Db {
     /// Sets `key` to `value`. A key longer than
@@ -176,7 +179,7 @@ impl DbInner {
                 self.check_room_now(&st)?;
             }
             st.writing = true;
-            return self.lead(st, batch, opts.sync);
+            return self.lead(st, batch, opts.sync, !opts.no_slowdown);
         }
         if opts.no_slowdown {
             return Err(Error::Incomplete(format!(
@@ -212,7 +215,7 @@ impl DbInner {
                             .store(st.writers.len(), Ordering::Relaxed);
                         st.writing = true;
                         let batch = w.batch.lock().take().unwrap_or_default();
-                        return self.lead(st, batch, w.sync);
+                        return self.lead(st, batch, w.sync, true);
                     }
                     // The path was taken first (by a forced memtable switch):
                     // whoever releases it wakes the writer at the front again.
@@ -233,11 +236,17 @@ impl DbInner {
     /// The group may be partly in the log and the memtable, under sequence
     /// numbers never published, so the error is also made sticky: later
     /// writes fail, reads go on.
-    fn lead<'a>(&'a self, st: MutexGuard<'a, State>, batch: WriteBatch, sync: bool) -> Result<()> {
+    fn lead<'a>(
+        &'a self,
+        st: MutexGuard<'a, State>,
+        batch: WriteBatch,
+        sync: bool,
+        may_gather: bool,
+    ) -> Result<()> {
         let mut members = Vec::new();
         let mut owns_path = true;
         let led = panic::catch_unwind(AssertUnwindSafe(|| {
-            self.lead_group(st, batch, sync, &mut members, &mut owns_path)
+            self.lead_group(st, batch, sync, may_gather, &mut members, &mut owns_path)
         }));
         match led {
             Ok((st, result)) => self.finish_group(st, members, owns_path, result),
@@ -258,14 +267,17 @@ impl DbInner {
         mut st: MutexGuard<'a, State>,
         batch: WriteBatch,
         sync: bool,
+        may_gather: bool,
         members: &mut Vec<Arc<Writer>>,
         owns_path: &mut bool,
     ) -> (MutexGuard<'a, State>, Result<()>) {
+        // Before the checks of `make_room_for_write`, which must hold until
+        // the group takes its sequence numbers: the gathering unlocks.
+        if sync && may_gather {
+            self.gather_sync_group(&mut st);
+        }
         if let Err(e) = self.make_room_for_write(&mut st, false) {
             return (st, Err(e));
-        }
-        if sync {
-            self.gather_sync_group(&mut st);
         }
         let (count, size) = take_group(&mut st, &batch, sync, members);
         if !members.is_empty() {
@@ -326,7 +338,9 @@ impl DbInner {
             }
         }
         let log_start = sync.then(Instant::now);
-        if let Err(e) = self.write_log(&record, sync, synced_dir_for, log_number) {
+        let logged = self.write_log(&record, sync, synced_dir_for, log_number);
+        let synced = log_start.map(|start| (Instant::now(), start.elapsed()));
+        if let Err(e) = logged {
             // A failed append or sync leaves the log in an unknown state (a
             // torn record, data the kernel may have dropped): later writes
             // must fail too, naming this cause.
@@ -350,11 +364,13 @@ impl DbInner {
             return self.fail_group(e);
         }
         let mut st = self.state.lock();
-        if let Some(start) = log_start {
+        if let Some((ended, took)) = synced {
+            // Only synchronous writers count: a lone one among writers
+            // that do not sync does not wait for them.
             st.last_sync_group = Some(SyncGroup {
-                writers: 1 + members.len(),
-                ended: Instant::now(),
-                took: start.elapsed(),
+                writers: 1 + members.iter().filter(|m| m.sync).count(),
+                ended,
+                took,
             });
         }
         let published = self.publish(&mut st, first, end);
@@ -370,11 +386,15 @@ impl DbInner {
     /// started the next sync, which they then wait out whole before a sync
     /// of their own: with two such threads, most groups would hold one
     /// write. So a synchronous leader that, right after the last synchronous
-    /// group, finds fewer writers queued than that group had waits for them
-    /// a little: at most half of that group's append and sync, and never
-    /// more than [`MAX_SYNC_GATHER`]. A lone writer never waits (its
-    /// last group had no one else); writers that stop coming back cost one
-    /// such wait, after which the last group is the smaller one.
+    /// group, finds fewer writers queued than that group had synchronous
+    /// writers waits for them a little: at most half of that group's log
+    /// append and sync, and never more than [`MAX_SYNC_GATHER`] (checked
+    /// between yields of the processor). A synchronous writer alone never
+    /// waits (its last group had no other), nor does a write with
+    /// `no_slowdown`; writers that stop coming back cost one such wait,
+    /// after which the last group is the smaller one. Called before
+    /// `make_room_for_write`, whose checks must hold until the group takes
+    /// its sequence numbers: this unlocks the state meanwhile.
     fn gather_sync_group(&self, st: &mut MutexGuard<'_, State>) {
         let Some(last) = st.last_sync_group else {
             return;
