@@ -156,6 +156,9 @@ pub struct EngineConfig {
     pub concurrent_memtable_writes: bool,
     /// Shale: flushes cut into several tables where their keys jump.
     pub split_flushes: bool,
+    /// Shale: sequential loads into a fresh database go through its bulk
+    /// loader when the runner hints one ([`Engine::set_bulk_load`]).
+    pub bulk_load: bool,
     /// Shale: values of at least this many bytes go to blob files.
     pub blob_threshold: Option<usize>,
     /// Shale: the blob file size that switches the memtable (None: default).
@@ -182,6 +185,7 @@ impl EngineConfig {
             mmap_read: flags.mmap_read,
             concurrent_memtable_writes: flags.concurrent_memtable_writes,
             split_flushes: flags.split_flushes,
+            bulk_load: flags.bulk_load,
             blob_threshold: (flags.blob_threshold > 0).then_some(flags.blob_threshold as usize),
             blob_file_size: (flags.blob_file_size > 0).then_some(flags.blob_file_size),
             kyoto_zcomp: flags.kyoto_zcomp.clone(),

@@ -170,6 +170,11 @@ pub struct Flags {
     /// Shale: flushes cut into several tables where their keys jump
     /// (`Options::split_flushes`).
     pub split_flushes: bool,
+    /// Shale: a sequential load into a fresh database from one thread
+    /// (`fillseq`, `fillbatch`, `putseq`; WiredTiger's bulk-cursor case) goes
+    /// through `Db::bulk_loader`, straight into tables, finished inside the
+    /// benchmark's timing.
+    pub bulk_load: bool,
     /// Shale: values of at least this many bytes go to blob files
     /// (`Options::blob_threshold`); 0: off. Other engines ignore it, saying
     /// so.
@@ -220,6 +225,7 @@ impl Default for Flags {
             mmap_read: true,
             concurrent_memtable_writes: false,
             split_flushes: false,
+            bulk_load: false,
             blob_threshold: 0,
             blob_file_size: 0,
         }
@@ -421,6 +427,7 @@ where
             "mmap_read" => f.mmap_read = boolean(arg, value)?,
             "concurrent_memtable_writes" => f.concurrent_memtable_writes = boolean(arg, value)?,
             "split_flushes" => f.split_flushes = boolean(arg, value)?,
+            "bulk_load" => f.bulk_load = boolean(arg, value)?,
             "blob_threshold" => f.blob_threshold = int_in(arg, value, 0, I32_MAX)? as u64,
             "blob_file_size" => f.blob_file_size = int_in(arg, value, 0, i64::MAX)? as u64,
             _ => return Err(FlagError::Invalid(format!("unknown flag '{arg}'"))),
@@ -531,6 +538,10 @@ pub fn usage() -> String {
         (
             "split_flushes",
             "0 (shale: a flush is cut into several tables where its keys jump)".into(),
+        ),
+        (
+            "bulk_load",
+            "0 (shale: sequential loads into a fresh database from one thread go straight into tables, as WiredTiger's bulk cursor)".into(),
         ),
         (
             "blob_threshold",

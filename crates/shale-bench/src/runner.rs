@@ -313,6 +313,7 @@ impl<'f> Runner<'f> {
         for (flag, set) in [
             ("blob_threshold", f.blob_threshold > 0),
             ("blob_file_size", f.blob_file_size > 0),
+            ("bulk_load", f.bulk_load),
         ] {
             if set && f.engine != EngineKind::Shale {
                 writeln!(

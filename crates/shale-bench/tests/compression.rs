@@ -172,3 +172,69 @@ fn blob_threshold_separates_values_in_shale_only() {
         );
     }
 }
+
+/// `--bulk_load=1`: Shale takes the runner's bulk-load hint (a sequential
+/// load into a fresh database from one thread), so `fillseq` puts its
+/// entries straight into tables below level 0 and writes no log record;
+/// the entries read back. A random load or one from several threads takes
+/// the write path as before. Without the flag, `fillseq` writes a log.
+#[test]
+fn bulk_load_puts_sequential_loads_straight_into_tables() {
+    let run = |args: &[&str], db: &Path| {
+        let out = Command::new(env!("CARGO_BIN_EXE_db_bench"))
+            .args(["--engine=shale", "--num=20000", "--progress=0"])
+            .args(args)
+            .arg(format!("--db={}", db.display()))
+            .output()
+            .expect("run db_bench");
+        stdout_ok(&out, &format!("{args:?}"))
+    };
+    let stats = |db: &Path| {
+        let db = shale::Db::open(db, shale::Options::default()).unwrap();
+        let files: Vec<String> = (0..7)
+            .map(|l| {
+                db.property(&format!("leveldb.num-files-at-level{l}"))
+                    .unwrap()
+            })
+            .collect();
+        let count = db.iter().count();
+        (files, count)
+    };
+    let log_bytes = |db: &Path| -> u64 {
+        std::fs::read_dir(db)
+            .unwrap()
+            .map(|e| e.unwrap())
+            .filter(|e| e.file_name().to_string_lossy().ends_with(".log"))
+            .map(|e| e.metadata().unwrap().len())
+            .sum()
+    };
+
+    let dir = tempfile::tempdir().unwrap();
+    let bulk = dir.path().join("bulk");
+    let stdout = run(&["--bulk_load=1", "--benchmarks=fillseq,readseq"], &bulk);
+    assert!(stdout.contains("shale.bulk_load = on"), "{stdout}");
+    assert!(stdout.contains("readseq"), "{stdout}");
+    assert_eq!(log_bytes(&bulk), 0, "a bulk load writes no log record");
+    let (files, count) = stats(&bulk);
+    assert_eq!(count, 20000);
+    assert_eq!(files[0], "0", "{files:?}");
+    assert_ne!(files[6], "0", "{files:?}");
+
+    let plain = dir.path().join("plain");
+    run(&["--benchmarks=fillseq"], &plain);
+    assert!(
+        log_bytes(&plain) > 0,
+        "fillseq without --bulk_load logs its puts"
+    );
+    assert_eq!(stats(&plain).1, 20000);
+
+    // Random keys, and two threads: the write path (the log holds them).
+    for args in [
+        &["--bulk_load=1", "--benchmarks=fillrandom"][..],
+        &["--bulk_load=1", "--benchmarks=fillseq", "--threads=2"][..],
+    ] {
+        let db = dir.path().join(format!("db{}", args.len() + args[1].len()));
+        run(args, &db);
+        assert!(log_bytes(&db) > 0, "{args:?}: no log");
+    }
+}

@@ -83,6 +83,7 @@ fn every_flag_is_accepted() {
         "--pause_ms=250",
         "--concurrent_memtable_writes=1",
         "--blob_threshold=4096",
+        "--bulk_load=1",
     ]);
     assert_eq!(f.benchmarks, ["fillseq", "readrandom"]);
     assert_eq!(
@@ -115,6 +116,7 @@ fn every_flag_is_accepted() {
     assert_eq!((f.iterations, f.iter_ops, f.pause_ms), (20, 5000, 250));
     assert!(f.concurrent_memtable_writes);
     assert_eq!(f.blob_threshold, 4096);
+    assert!(f.bulk_load);
 }
 
 #[test]

@@ -8,6 +8,12 @@
 //! and a bloom filter of `--bloom_bits` bits per key (unset: Shale's
 //! default, 10 bits per key; 0: no filter).
 //!
+//! With `--bulk_load=1` it takes the runner's bulk-load hint as WiredTiger
+//! does for its bulk cursor: a sequential load into a fresh database from
+//! one thread goes through `Db::bulk_loader`, straight into tables, and the
+//! loader is finished (tables synced, installed by one MANIFEST record) in
+//! `finish_writes`, inside the benchmark's timing.
+//!
 //! Its codecs for db_bench's `crc32c` and snappy lines are the code Shale
 //! runs: `shale::internals::crc32c`, the CRC-32C of its log records and table
 //! blocks, and the `snap` crate's raw encoder and decoder called as the table
@@ -16,6 +22,7 @@
 //! (`sstable/format.rs`: a decoder into a buffer of the uncompressed length)
 //! call them.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use super::util::{self, setting};
@@ -33,6 +40,11 @@ fn err(e: shale::Error) -> Error {
 pub struct ShaleEngine {
     db: shale::Db,
     settings: Vec<(String, String)>,
+    /// `--bulk_load`: the bulk-load hint is taken.
+    bulk_load: bool,
+    /// The runner's hint: the next sessions load sorted keys into an empty
+    /// database from one thread.
+    bulk: AtomicBool,
 }
 
 impl ShaleEngine {
@@ -91,6 +103,14 @@ impl ShaleEngine {
             setting("concurrent_memtable_writes", cfg.concurrent_memtable_writes),
             setting("split_flushes", cfg.split_flushes),
             setting(
+                "bulk_load",
+                if cfg.bulk_load {
+                    "on: fillseq/fillbatch/putseq on a fresh database, 1 thread, asynchronous writes, through Db::bulk_loader"
+                } else {
+                    "off"
+                },
+            ),
+            setting(
                 "blob_threshold",
                 match cfg.blob_threshold {
                     Some(n) => format!("{n} bytes (values this long go to blob files)"),
@@ -121,7 +141,12 @@ impl ShaleEngine {
             ),
         ];
         let db = shale::Db::open(&cfg.path, opts).map_err(err)?;
-        Ok(ShaleEngine { db, settings })
+        Ok(ShaleEngine {
+            db,
+            settings,
+            bulk_load: cfg.bulk_load,
+            bulk: AtomicBool::new(false),
+        })
     }
 }
 
@@ -142,6 +167,8 @@ impl Engine for ShaleEngine {
         Ok(Box::new(ShaleSession {
             db: &self.db,
             batch: shale::WriteBatch::new(),
+            bulk: self.bulk_load && self.bulk.load(Ordering::Relaxed),
+            loader: None,
         }))
     }
 
@@ -151,6 +178,10 @@ impl Engine for ShaleEngine {
 
     fn property(&self, name: &str) -> Option<String> {
         self.db.property(name)
+    }
+
+    fn set_bulk_load(&self, on: bool) {
+        self.bulk.store(on, Ordering::Relaxed);
     }
 }
 
@@ -214,6 +245,21 @@ fn shale_uncompress(input: &[u8], output: &mut [u8]) -> bool {
 struct ShaleSession<'a> {
     db: &'a shale::Db,
     batch: shale::WriteBatch,
+    /// Puts go to `loader` (see the module comment).
+    bulk: bool,
+    loader: Option<shale::BulkLoader<'a>>,
+}
+
+impl<'a> ShaleSession<'a> {
+    /// The session's bulk loader, started by the first put.
+    fn loader(&mut self) -> Result<&mut shale::BulkLoader<'a>> {
+        if self.loader.is_none() {
+            self.loader = Some(self.db.bulk_loader().map_err(err)?);
+        }
+        self.loader
+            .as_mut()
+            .ok_or_else(|| Error::new("bulk loader missing"))
+    }
 }
 
 fn write_options(sync: bool) -> shale::WriteOptions {
@@ -225,6 +271,9 @@ fn write_options(sync: bool) -> shale::WriteOptions {
 
 impl Session for ShaleSession<'_> {
     fn put(&mut self, key: &[u8], value: &[u8], sync: bool) -> Result<()> {
+        if self.bulk {
+            return self.loader()?.add(key, value).map_err(err);
+        }
         if sync {
             self.db
                 .put_with(&write_options(true), key, value)
@@ -247,6 +296,16 @@ impl Session for ShaleSession<'_> {
     }
 
     fn write(&mut self, batch: &Batch, sync: bool) -> Result<()> {
+        if self.bulk {
+            let loader = self.loader()?;
+            for op in batch.iter() {
+                match op {
+                    BatchOp::Put(k, v) => loader.add(k, v).map_err(err)?,
+                    BatchOp::Delete(_) => return Err(Error::new("a bulk load takes no deletions")),
+                }
+            }
+            return Ok(());
+        }
         self.batch.clear();
         for op in batch.iter() {
             match op {
@@ -257,6 +316,13 @@ impl Session for ShaleSession<'_> {
         self.db
             .write(&write_options(sync), &self.batch)
             .map_err(err)
+    }
+
+    fn finish_writes(&mut self) -> Result<()> {
+        match self.loader.take() {
+            Some(loader) => loader.finish().map(drop).map_err(err),
+            None => Ok(()),
+        }
     }
 
     fn iter(&mut self) -> Result<Box<dyn EngineIter + '_>> {
