@@ -36,6 +36,7 @@
 #   tests/manifest_stall.rs (writes and reads during a MANIFEST sync),
 #   tests/flush_during_compaction.rs (a flush in a parked compaction),
 #   tests/ingest.rs (a bulk load beside writers and their snapshots),
+#   tests/ingest_threads.rs (a bulk load's tables written by several threads),
 #   tests/seek_compaction.rs (compactions started by reads) and
 #   tests/locking.rs (the process-wide table of held locks, forks).
 # Left out to keep the run short: the tests whose second thread is only the
@@ -79,7 +80,7 @@ tsan_test() {
 
 LIB_TESTS=(memtable:: db:: sstable::cache sstable::tests::tables_are_read_from_many_threads
   version::edit::tests::seek_budget_is_shared_between_threads)
-INTEGRATION=(concurrency sticky_errors manifest_stall flush_during_compaction ingest seek_compaction locking)
+INTEGRATION=(concurrency sticky_errors manifest_stall flush_during_compaction ingest ingest_threads seek_compaction locking)
 INTEGRATION_ARGS=()
 for t in "${INTEGRATION[@]}"; do INTEGRATION_ARGS+=(--test "$t"); done
 

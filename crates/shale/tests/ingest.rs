@@ -254,19 +254,24 @@ fn a_refused_entry_leaves_the_loader_usable_and_a_dropped_loader_leaves_nothing(
     let dir = tempfile::tempdir().unwrap();
     let db = Db::open(dir.path(), options()).unwrap();
     let files = table_files(dir.path());
-    {
-        let mut loader = db.bulk_loader().unwrap();
-        for (k, v) in entries(0, 2500, 1, "dropped") {
-            loader.add(&k, &v).unwrap();
+    for threads in [1, 4] {
+        {
+            let mut loader = db.bulk_loader().unwrap().with_threads(threads).unwrap();
+            for (k, v) in entries(0, 2500, 1, "dropped") {
+                loader.add(&k, &v).unwrap();
+            }
+            if threads == 1 {
+                assert!(
+                    table_files(dir.path()).len() >= files.len() + 2,
+                    "full tables are written as they fill"
+                );
+            }
+            // Dropped without finish, with chunks being written when
+            // several threads write them.
         }
-        assert!(
-            table_files(dir.path()).len() >= files.len() + 2,
-            "full tables are written as they fill"
-        );
-        // Dropped without finish.
+        assert_eq!(table_files(dir.path()), files, "{threads} threads");
+        assert_eq!(db.get(&key(0)).unwrap(), None);
     }
-    assert_eq!(table_files(dir.path()), files);
-    assert_eq!(db.get(&key(0)).unwrap(), None);
 
     let mut loader = db.bulk_loader().unwrap();
     loader.add(b"b", b"1").unwrap();

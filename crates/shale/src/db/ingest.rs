@@ -7,6 +7,15 @@
 //! carries one sequence number, taken when the loader starts: the keys are
 //! strictly increasing, so no two entries share an internal key.
 //!
+//! On a machine with more than one core the tables are written by threads
+//! of their own (`TableSet`): the caller's thread copies the entries into
+//! chunks of about a table's worth of input (sized from what the chunks
+//! before took in tables) and each chunk is written, compressed and synced
+//! by a thread while the next fills, at most `MAX_BUILD_THREADS` at a time.
+//! A chunk's tables join the list in the chunks' order, which is the keys'
+//! order; the tables do not overlap, and each is placed by its own keys, so
+//! their file numbers need not follow the keys.
+//!
 //! `finish` takes the write path as a leader does (writers wait meanwhile),
 //! then:
 //!
@@ -39,9 +48,11 @@
 //! failed flush is: the record may be on disk, so the files are kept.
 
 use std::cmp::Ordering;
+use std::collections::VecDeque;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::Ordering as AtomicOrdering;
 use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::Instant;
 
 use parking_lot::MutexGuard;
@@ -59,6 +70,12 @@ use crate::sstable::TableBuilder;
 use crate::version::edit::{FileMetaData, VersionEdit};
 use crate::version::version::{some_file_overlaps_range, Version};
 use crate::version::NUM_LEVELS;
+
+/// At most this many threads write a load's tables.
+const MAX_BUILD_THREADS: usize = 4;
+
+/// The smallest chunk of entries handed to a table-building thread.
+const MIN_CHUNK_BYTES: usize = 64 << 10;
 
 impl Db {
     /// Starts a bulk load: sorted entries written straight into table files,
@@ -133,8 +150,10 @@ impl Db {
 /// written; and a loader that belongs to the database builds its tables in
 /// place, with the database's own options (block size, compression, filter
 /// policy, `max_file_size`, at which tables are cut), and protects them from
-/// the database's cleanup until they are installed. Memory stays constant:
-/// a table is written as it fills.
+/// the database's cleanup until they are installed. Memory stays bounded:
+/// a table is written as it fills, and with several threads
+/// ([`with_threads`](BulkLoader::with_threads)) at most one chunk of about a
+/// table's input per thread, and the one filling, are held.
 ///
 /// - [`add`](BulkLoader::add) refuses a key that does not come after the
 ///   one before it with [`Error::InvalidArgument`] naming both keys and the
@@ -317,6 +336,33 @@ impl<'a> BulkLoader<'a> {
         Ok(())
     }
 
+    /// Writes the tables on `threads` threads from the next entry on: with
+    /// one, the calling thread writes them as entries are added; with more,
+    /// entries are copied into chunks of about a table's worth, each written
+    /// by a thread of its own, at most `threads` at a time (0 counts as 1).
+    /// The default is the machine's parallelism, at most 4. The tables and
+    /// their contents are the same either way, cut at the chunks' ends too.
+    ///
+    /// ```
+    /// # fn main() -> shale::Result<()> {
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let db = shale::Db::open(dir.path(), shale::Options { create_if_missing: true, ..Default::default() })?;
+    /// let mut loader = db.bulk_loader()?.with_threads(1)?;
+    /// loader.add(b"a", b"1")?;
+    /// assert_eq!(loader.finish()?.entries, 1);
+    /// # Ok(()) }
+    /// ```
+    pub fn with_threads(mut self, threads: usize) -> Result<BulkLoader<'a>> {
+        if let Some(e) = &self.failed {
+            return Err(e.duplicate());
+        }
+        if let Err(e) = self.tables.set_threads(threads) {
+            self.failed = Some(e.duplicate());
+            return Err(e);
+        }
+        Ok(self)
+    }
+
     /// The entries added so far.
     ///
     /// ```
@@ -387,35 +433,32 @@ struct OpenTable {
     smallest: InternalKey,
 }
 
-/// The tables of a load: they take the entries in order, one sequence
-/// number for all, and are cut at `max_file_size`. Until installed, their
-/// numbers are pending outputs; dropped, it removes their files.
-struct TableSet<'a> {
-    inner: &'a Arc<DbInner>,
+/// Writes the tables of a run of entries on one thread: the entries in
+/// order, one sequence number for all, cut at `max_file_size`. Its table
+/// numbers are pending outputs; dropped, it removes the files of its
+/// tables (`done` included: a caller keeps them by taking `done`).
+struct TableWriter {
+    inner: Arc<DbInner>,
     sequence: SequenceNumber,
     max_file_size: u64,
     current: Option<OpenTable>,
     done: Vec<FileMetaData>,
-    /// The user key of the last entry added.
+    /// The user key of the last entry added to `current`.
     last_key: Vec<u8>,
     /// The internal key being added (kept for its allocation).
     ikey: Vec<u8>,
-    /// The tables may be named by a MANIFEST record (its write was tried):
-    /// they are never removed.
-    keep: bool,
 }
 
-impl<'a> TableSet<'a> {
-    fn new(inner: &'a Arc<DbInner>, sequence: SequenceNumber) -> TableSet<'a> {
-        TableSet {
+impl TableWriter {
+    fn new(inner: Arc<DbInner>, sequence: SequenceNumber) -> TableWriter {
+        TableWriter {
+            max_file_size: inner.options.max_file_size as u64,
             inner,
             sequence,
-            max_file_size: inner.options.max_file_size as u64,
             current: None,
             done: Vec::new(),
             last_key: Vec::new(),
             ikey: Vec::new(),
-            keep: false,
         }
     }
 
@@ -425,7 +468,7 @@ impl<'a> TableSet<'a> {
         append_internal_key(&mut self.ikey, user_key, self.sequence, ValueType::Value);
         let table = match &mut self.current {
             Some(t) => t,
-            slot @ None => slot.insert(open_table(self.inner, &self.ikey)?),
+            slot @ None => slot.insert(open_table(&self.inner, &self.ikey)?),
         };
         table.builder.add(&self.ikey, value)?;
         self.last_key.clear();
@@ -461,12 +504,234 @@ impl<'a> TableSet<'a> {
             }
         }
     }
+}
+
+impl Drop for TableWriter {
+    fn drop(&mut self) {
+        if let Some(t) = self.current.take() {
+            t.builder.abandon();
+            self.inner.remove_unused_table(t.number);
+        }
+        for t in std::mem::take(&mut self.done) {
+            self.inner.remove_unused_table(t.number);
+        }
+    }
+}
+
+/// Entries copied for a table-building thread: each is the key's and the
+/// value's lengths (u32, little-endian) and then their bytes.
+#[derive(Default)]
+struct Chunk {
+    data: Vec<u8>,
+}
+
+impl Chunk {
+    fn push(&mut self, key: &[u8], value: &[u8]) {
+        // `check_update` bounds both lengths by u32::MAX.
+        let (klen, vlen) = (key.len() as u32, value.len() as u32);
+        self.data.extend_from_slice(&klen.to_le_bytes());
+        self.data.extend_from_slice(&vlen.to_le_bytes());
+        self.data.extend_from_slice(key);
+        self.data.extend_from_slice(value);
+    }
+
+    /// Writes the entries into tables; on success the caller owns them.
+    fn build(&self, inner: Arc<DbInner>, sequence: SequenceNumber) -> Result<Vec<FileMetaData>> {
+        let mut writer = TableWriter::new(inner, sequence);
+        let mut rest = &self.data[..];
+        while !rest.is_empty() {
+            let (key, value, after) = next_entry(rest).ok_or_else(|| {
+                Error::Background(format!(
+                    "bulk load: a chunk of {} bytes is cut short",
+                    self.data.len()
+                ))
+            })?;
+            writer.add(key, value)?;
+            rest = after;
+        }
+        writer.close_current()?;
+        Ok(std::mem::take(&mut writer.done))
+    }
+}
+
+/// The first entry of a chunk's bytes and the bytes after it.
+fn next_entry(data: &[u8]) -> Option<(&[u8], &[u8], &[u8])> {
+    let klen = u32::from_le_bytes(data.get(..4)?.try_into().ok()?) as usize;
+    let vlen = u32::from_le_bytes(data.get(4..8)?.try_into().ok()?) as usize;
+    let rest = data.get(8..)?;
+    let key = rest.get(..klen)?;
+    let value = rest.get(klen..klen.checked_add(vlen)?)?;
+    Some((key, value, &rest[klen + vlen..]))
+}
+
+/// The tables a chunk's thread built and the chunk's size.
+struct Built {
+    tables: Result<Vec<FileMetaData>>,
+    raw_bytes: usize,
+}
+
+/// The tables of a load: they take the entries in order, one sequence
+/// number for all, and are cut at `max_file_size`. Until installed, their
+/// numbers are pending outputs; dropped, it removes their files.
+///
+/// With one thread the caller's thread writes them (`direct`). With more,
+/// the entries are copied into chunks of about a table's worth, and each
+/// chunk is written by a thread of its own, at most `threads` at a time;
+/// the chunks' tables join `done` in the chunks' order, which is the keys'
+/// order.
+struct TableSet<'a> {
+    inner: &'a Arc<DbInner>,
+    sequence: SequenceNumber,
+    threads: usize,
+    direct: TableWriter,
+    chunk: Chunk,
+    /// A chunk is handed to a thread once it holds this many bytes.
+    chunk_bytes: usize,
+    building: VecDeque<JoinHandle<Built>>,
+    done: Vec<FileMetaData>,
+    /// The user key of the last entry added.
+    last_key: Vec<u8>,
+    /// The tables may be named by a MANIFEST record (its write was tried):
+    /// they are never removed.
+    keep: bool,
+}
+
+impl<'a> TableSet<'a> {
+    fn new(inner: &'a Arc<DbInner>, sequence: SequenceNumber) -> TableSet<'a> {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(MAX_BUILD_THREADS);
+        TableSet {
+            inner,
+            sequence,
+            threads,
+            direct: TableWriter::new(Arc::clone(inner), sequence),
+            chunk: Chunk::default(),
+            // Twice a table's bytes before the first chunk shows how well
+            // the entries compress.
+            chunk_bytes: inner
+                .options
+                .max_file_size
+                .saturating_mul(2)
+                .max(MIN_CHUNK_BYTES),
+            building: VecDeque::new(),
+            done: Vec::new(),
+            last_key: Vec::new(),
+            keep: false,
+        }
+    }
+
+    /// Builds tables on `threads` threads from the next entry on (1: on the
+    /// caller's).
+    fn set_threads(&mut self, threads: usize) -> Result<()> {
+        let threads = threads.max(1);
+        if (threads > 1) != (self.threads > 1) {
+            // The tables so far come first, in order.
+            self.close_current()?;
+        }
+        self.threads = threads;
+        Ok(())
+    }
+
+    /// Adds an entry after every entry added before (the caller checked).
+    fn add(&mut self, user_key: &[u8], value: &[u8]) -> Result<()> {
+        self.last_key.clear();
+        self.last_key.extend_from_slice(user_key);
+        if self.threads <= 1 {
+            return self.direct.add(user_key, value);
+        }
+        self.chunk.push(user_key, value);
+        if self.chunk.data.len() >= self.chunk_bytes {
+            self.dispatch()?;
+        }
+        Ok(())
+    }
+
+    /// Hands the chunk to a thread of its own, after waiting for the oldest
+    /// when `threads` are busy. A thread that cannot be started leaves the
+    /// chunk to this one.
+    fn dispatch(&mut self) -> Result<()> {
+        while self.building.len() >= self.threads {
+            self.join_oldest()?;
+        }
+        let chunk = std::mem::replace(
+            &mut self.chunk,
+            Chunk {
+                data: Vec::with_capacity(self.chunk_bytes.saturating_add(self.chunk_bytes / 8)),
+            },
+        );
+        let chunk = Arc::new(chunk);
+        let (inner, sequence, mine) = (Arc::clone(self.inner), self.sequence, Arc::clone(&chunk));
+        let spawned = std::thread::Builder::new()
+            .name("shale-bulk-load".into())
+            .spawn(move || Built {
+                tables: mine.build(inner, sequence),
+                raw_bytes: mine.data.len(),
+            });
+        match spawned {
+            Ok(handle) => self.building.push_back(handle),
+            Err(_) => {
+                while !self.building.is_empty() {
+                    self.join_oldest()?;
+                }
+                let tables = chunk.build(Arc::clone(self.inner), self.sequence)?;
+                self.done.extend(tables);
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits for the oldest chunk's thread and takes its tables; sizes the
+    /// next chunks to what its entries took in tables.
+    fn join_oldest(&mut self) -> Result<()> {
+        let Some(handle) = self.building.pop_front() else {
+            return Ok(());
+        };
+        let built = handle.join().map_err(|payload| {
+            Error::Background(format!(
+                "a bulk load's table-building thread panicked: {}",
+                panic_message(&*payload)
+            ))
+        })?;
+        let tables = built.tables?;
+        let written = tables
+            .iter()
+            .map(|t| t.file_size)
+            .fold(0u64, u64::saturating_add);
+        self.done.extend(tables);
+        if written > 0 {
+            // A chunk that fills one table, less a margin for the index and
+            // filter: bytes in per byte out, times the table size.
+            let per_table = built.raw_bytes as f64 / written as f64
+                * self.inner.options.max_file_size as f64
+                * 0.95;
+            let most = self.inner.options.max_file_size.saturating_mul(64);
+            self.chunk_bytes =
+                (per_table as usize).clamp(MIN_CHUNK_BYTES, most.max(MIN_CHUNK_BYTES));
+        }
+        Ok(())
+    }
+
+    /// Finishes every table: the one being written, the chunk being
+    /// filled, and the chunks' threads.
+    fn close_current(&mut self) -> Result<()> {
+        if !self.chunk.data.is_empty() {
+            self.dispatch()?;
+        }
+        while !self.building.is_empty() {
+            self.join_oldest()?;
+        }
+        self.direct.close_current()?;
+        self.done.append(&mut self.direct.done);
+        Ok(())
+    }
 
     /// Rewrites every finished table with its entries under `sequence`,
     /// into new tables that replace them.
     fn renumber(&mut self, sequence: SequenceNumber) -> Result<()> {
         let old = std::mem::take(&mut self.done);
         self.sequence = sequence;
+        self.direct.sequence = sequence;
         let copied = (|| -> Result<()> {
             for t in &old {
                 let mut it = self
@@ -507,9 +772,15 @@ impl<'a> TableSet<'a> {
 
 impl Drop for TableSet<'_> {
     fn drop(&mut self) {
-        if let Some(t) = self.current.take() {
-            t.builder.abandon();
-            self.inner.remove_unused_table(t.number);
+        // The threads' tables, then the direct writer's (its own drop), then
+        // the finished ones.
+        while let Some(handle) = self.building.pop_front() {
+            if let Ok(Built {
+                tables: Ok(tables), ..
+            }) = handle.join()
+            {
+                self.done.extend(tables);
+            }
         }
         if self.keep {
             return;
