@@ -26,8 +26,8 @@ usage: shale-report [--studies=leveldb,wiredtiger,bangdb,bangdb-scale,sqlite4] [
               and sqlite4 1, as their seeds)
   --engines   engines to compare (default: all): shale, leveldb, rocksdb, sqlite3,
               kyoto-treedb, wiredtiger-lsm, wiredtiger-btree, lmdb; and Shale's
-              option variants shale-blobs and shale-split, which run only in
-              the sections that ask for them
+              option variants shale-blobs, shale-split and shale-bulk, which
+              run only in the sections that ask for them
   --out       report directory (default: report)
   --db-root   where databases are created, one fresh directory per run
               (default: <temp dir>/shale-report-db)

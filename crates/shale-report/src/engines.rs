@@ -127,6 +127,11 @@ pub const SHALE_BLOBS_THRESHOLD: &str = "--blob_threshold=4096";
 /// several tables where its keys jump.
 pub const SHALE_SPLIT_FLUSHES: &str = "--split_flushes=1";
 
+/// The flag of the `shale-bulk` variant: a sequential load into a fresh
+/// database from one thread goes through Shale's bulk loader, where
+/// WiredTiger takes a bulk cursor.
+pub const SHALE_BULK_LOAD: &str = "--bulk_load=1";
+
 /// What db_bench's WiredTiger engines cannot do: db_bench loads
 /// WiredTiger's snappy extension and no other compressor.
 const WIREDTIGER_LACKS: &[(Capability, &str)] = &[(
@@ -141,7 +146,7 @@ const NO_DEFERRED_MERGES: (Capability, &str) = (
 );
 
 /// Every engine, Shale first, in column order.
-pub const ENGINES: [Engine; 10] = [
+pub const ENGINES: [Engine; 11] = [
     Engine {
         variant_of: None,
         name: "shale",
@@ -168,6 +173,15 @@ pub const ENGINES: [Engine; 10] = [
         lacks: &[],
         note: "Shale with `Options::split_flushes`: a flush is cut into several tables where its keys jump (one per writer's key range); runs in the sections that ask for it (4-thread sequential puts)",
         color: (0xfd, 0x8d, 0x3c),
+    },
+    Engine {
+        name: "shale-bulk",
+        variant_of: Some(("shale", &[SHALE_BULK_LOAD])),
+        debian_package: None,
+        memory: MemoryModel::WriteBufferAndCache,
+        lacks: &[],
+        note: "Shale with db_bench's `--bulk_load=1`: a sequential load into a fresh database from one thread (fillseq, fillbatch, putseq; asynchronous writes) goes through `Db::bulk_loader`, straight into tables, where WiredTiger takes a bulk cursor; every other line as Shale; runs in the sections that ask for it (sequential loads)",
+        color: (0x8c, 0x2d, 0x04),
     },
     Engine {
         variant_of: None,
@@ -295,7 +309,7 @@ mod tests {
             .take_while(|e| e.variant_of.is_some())
             .collect();
         let names: Vec<&str> = variants.iter().map(|e| e.name).collect();
-        assert_eq!(names, ["shale-blobs", "shale-split"]);
+        assert_eq!(names, ["shale-blobs", "shale-split", "shale-bulk"]);
         assert!(ENGINES[1 + variants.len()..]
             .iter()
             .all(|e| e.variant_of.is_none()));
@@ -314,6 +328,10 @@ mod tests {
             engine("shale-split").unwrap().variant_flags(),
             ["--split_flushes=1"]
         );
+        assert_eq!(
+            engine("shale-bulk").unwrap().variant_flags(),
+            ["--bulk_load=1"]
+        );
         assert!(ENGINES[0].variant_flags().is_empty());
     }
 
@@ -331,7 +349,14 @@ mod tests {
             let zstd = e.lacks(Capability::ZstdLz4Blocks).is_none();
             assert_eq!(
                 zstd,
-                ["shale", "shale-blobs", "shale-split", "rocksdb"].contains(&e.name),
+                [
+                    "shale",
+                    "shale-blobs",
+                    "shale-split",
+                    "shale-bulk",
+                    "rocksdb"
+                ]
+                .contains(&e.name),
                 "{}",
                 e.name
             );

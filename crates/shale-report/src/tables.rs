@@ -433,9 +433,22 @@ mod tests {
                     .filter(|e| engine(e).unwrap().variant_of.is_some())
                     .collect();
                 let want: &[&str] = match (id, section.as_str()) {
-                    ("leveldb", "large-values") => &["shale-blobs"],
-                    // The study's one job (every section) ends with fill100K.
-                    ("wiredtiger", _) => &["shale-blobs"],
+                    ("leveldb", "large-values") => &["shale-blobs", "shale-bulk"],
+                    // The jobs that start with a sequential load from one
+                    // thread, and the sections that read their lines.
+                    (
+                        "leveldb",
+                        "baseline"
+                        | "batch"
+                        | "no-compression-writes"
+                        | "more-memory"
+                        | "compression-types"
+                        | "no-compression-reads",
+                    ) => &["shale-bulk"],
+                    // The study's one job (every section) starts with
+                    // fillseq and ends with fill100K.
+                    ("wiredtiger", _) => &["shale-blobs", "shale-bulk"],
+                    ("bangdb", "seq-1t") => &["shale-bulk"],
                     ("bangdb", "seq-4t") => &["shale-split"],
                     _ => &[],
                 };

@@ -134,7 +134,7 @@ fn quick_report_with_every_study() {
     assert!(md.contains("## 2F. Compression types\n"), "{md}");
     let zstd = row(&md, "fillrandom (zstd)");
     assert!(
-        zstd.starts_with("| fillrandom (zstd) | 909,091 (833,333–1,000,000) | n/a: LevelDB 1.23 has no zstd or lz4 blocks (none and snappy only) | 243,902 (238,095–250,000) | n/a: SQLite3 never compresses | n/a: Kyoto Cabinet has no zstd or lz4 compressor | n/a: db_bench loads WiredTiger's snappy compressor only | n/a: LMDB never compresses |"),
+        zstd.starts_with("| fillrandom (zstd) | 909,091 (833,333–1,000,000) | n/a: an option variant of an engine runs only where a section asks for it [note 2] | n/a: LevelDB 1.23 has no zstd or lz4 blocks (none and snappy only) | 243,902 (238,095–250,000) | n/a: SQLite3 never compresses | n/a: Kyoto Cabinet has no zstd or lz4 compressor | n/a: db_bench loads WiredTiger's snappy compressor only | n/a: LMDB never compresses |"),
         "{zstd}"
     );
     let snappy = row(&md, "fillseq (snappy)");
@@ -286,6 +286,7 @@ fn quick_report_with_every_study() {
         baseline,
         [
             "shale",
+            "shale", // shale-bulk
             "leveldb",
             "rocksdb",
             "sqlite3",
@@ -293,11 +294,13 @@ fn quick_report_with_every_study() {
             "wiredtiger-btree",
             "lmdb", // run 1; kyoto is not started again
             "shale",
+            "shale",
             "leveldb",
             "rocksdb",
             "sqlite3",
             "wiredtiger-btree",
             "lmdb",
+            "shale",
             "shale",
             "leveldb",
             "rocksdb",
@@ -323,11 +326,38 @@ fn quick_report_with_every_study() {
         })
         .collect();
     assert!(order[0].ends_with("leveldb-baseline-shale"));
-    assert!(order[1].ends_with("leveldb-large-values-shale"));
+    assert!(order[1].ends_with("leveldb-baseline-shale-bulk"));
+    assert!(order[2].ends_with("leveldb-large-values-shale"));
     // Shale with value separation runs the large values (the LevelDB
     // study's section and the WiredTiger study's one process, which ends
     // with fill100K), and nothing else.
-    assert!(order[2].ends_with("leveldb-large-values-shale-blobs"));
+    assert!(order[3].ends_with("leveldb-large-values-shale-blobs"));
+    assert!(order[4].ends_with("leveldb-large-values-shale-bulk"));
+    // Shale with its bulk loader runs the jobs that start with a sequential
+    // load from one thread: five of the LevelDB study's (3 runs each), the
+    // WiredTiger study's one (5 runs), the BangDB study's seq-1t (1 run).
+    let bulk: Vec<&str> = log
+        .lines()
+        .filter(|l| l.contains("--bulk_load=1"))
+        .collect();
+    let bulk_in = |dir: &str| bulk.iter().filter(|l| l.contains(dir)).count();
+    for job in [
+        "baseline",
+        "large-values",
+        "batch",
+        "no-compression",
+        "more-memory",
+    ] {
+        assert_eq!(
+            bulk_in(&format!("/leveldb-{job}-shale-bulk ")),
+            3,
+            "{job}: {bulk:?}"
+        );
+    }
+    assert_eq!(bulk_in("/wiredtiger-all-shale-bulk "), 5, "{bulk:?}");
+    assert_eq!(bulk_in("/bangdb-seq-1t-shale-bulk"), 1, "{bulk:?}");
+    assert_eq!(bulk.len(), 15 + 5 + 1, "{bulk:?}");
+    assert!(bulk.iter().all(|l| l.contains("--engine=shale ")));
     let blobs: Vec<&str> = log
         .lines()
         .filter(|l| l.contains("--blob_threshold="))
@@ -340,10 +370,11 @@ fn quick_report_with_every_study() {
     assert!(md.contains("| shale-blobs/leveldb |"), "{md}");
     let baseline = &md[md.find("## 1. Baseline").unwrap()..md.find("## 2A.").unwrap()];
     assert!(!baseline.contains("shale-blobs"), "{baseline}");
-    assert!(order[8].ends_with("leveldb-compression-zstd-shale"));
-    assert!(order[9].ends_with("leveldb-compression-lz4-shale"));
+    assert!(baseline.contains("shale-bulk/leveldb"), "{baseline}");
+    assert!(order[13].ends_with("leveldb-compression-zstd-shale"));
+    assert!(order[14].ends_with("leveldb-compression-lz4-shale"));
     assert!(
-        order[10].ends_with("leveldb-baseline-shale"),
+        order[15].ends_with("leveldb-baseline-shale"),
         "run 2 starts after run 1"
     );
     // The block type reaches db_bench only for the engines that have it.

@@ -64,8 +64,13 @@ pub(super) fn bangdb(size: Size) -> Study {
     // puts its own key range in order, and a flush cut where the keys jump
     // gives each range tables of its own.
     seq_4t.variants = &["shale-split"];
+    let mut seq_1t = bangdb_job("seq-1t", &["putseq", "getseq"], n, 1, size);
+    // Shale loading through its bulk loader (`shale-bulk`) runs here too:
+    // one thread's sequential puts into a fresh database are WiredTiger's
+    // bulk-cursor case.
+    seq_1t.variants = &["shale-bulk"];
     let jobs = vec![
-        bangdb_job("seq-1t", &["putseq", "getseq"], n, 1, size),
+        seq_1t,
         seq_4t,
         bangdb_job("rand-1t", &["putrandom", "getrandom"], n, 1, size),
         bangdb_job("rand-4t", &["putrandom", "getrandom"], n, 4, size),

@@ -58,14 +58,19 @@ pub(super) fn leveldb(size: Size) -> Study {
 
     let mut baseline = Job::new("baseline", &[&["fillseq"][..], &READ_SEQUENCE].concat(), n);
     baseline.memory = Memory::Baseline { cache: 4 * MIB };
+    // Shale loading through its bulk loader (`shale-bulk`) runs in the jobs
+    // with a sequential load from one thread (fillseq, fillbatch), where
+    // WiredTiger's B-tree takes a bulk cursor.
+    baseline.variants = &["shale-bulk"];
 
     let mut large = Job::new("large-values", &["fillseq", "fillrandom"], large_n);
     large.value_size = 100_000;
     // Shale with value separation (`shale-blobs`) runs here too.
-    large.variants = &["shale-blobs"];
+    large.variants = &["shale-blobs", "shale-bulk"];
 
     let mut batch = Job::new("batch", &["fillbatch", "fillrandbatch"], n);
     batch.needs = vec![Capability::Batches];
+    batch.variants = &["shale-bulk"];
 
     let mut sync = Job::new("sync", &["fillseq", "fillrandom"], sync_n);
     sync.sync = true;
@@ -79,6 +84,7 @@ pub(super) fn leveldb(size: Size) -> Study {
     );
     nocomp.compression = Compression::Off;
     nocomp.needs = vec![Capability::CompressionSwitch];
+    nocomp.variants = &["shale-bulk"];
 
     // The block types beside none (the job above) and snappy (the
     // baseline's): the same sequence, for the engines that have the type.
@@ -97,6 +103,7 @@ pub(super) fn leveldb(size: Size) -> Study {
         cache: 8 * MIB,
         total: 128 * MIB,
     };
+    more_mem.variants = &["shale-bulk"];
 
     let mut big_cache = Job::new("larger-caches", &READ_SEQUENCE, n);
     big_cache.memory = Memory::Split {

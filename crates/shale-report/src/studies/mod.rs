@@ -894,6 +894,7 @@ mod tests {
         let names = |v: Vec<&'static Engine>| v.iter().map(|e| e.name).collect::<Vec<_>>();
         let default = names(s.engines_from(&all, false));
         assert_eq!(default.len(), ENGINES.len() - 2);
+        assert!(default.contains(&"shale-bulk"));
         assert!(!default.contains(&"wiredtiger-lsm"));
         assert!(!default.contains(&"shale-split"));
         assert!(names(s.engines_from(&all, true)).contains(&"wiredtiger-lsm"));
@@ -912,6 +913,7 @@ mod tests {
             .map(|e| e.name)
             .collect();
         want.insert(1, "shale-split");
+        want.insert(2, "shale-bulk");
         assert_eq!(names(bangdb.engines_from(&all, false)), want);
         // Named in --engines, shale-split still runs in the BangDB study
         // only, and no study says it left it out.
@@ -958,8 +960,15 @@ mod tests {
         assert_eq!(
             variant_runs(),
             [
+                ("leveldb", "baseline", "shale-bulk"),
                 ("leveldb", "large-values", "shale-blobs"),
+                ("leveldb", "large-values", "shale-bulk"),
+                ("leveldb", "batch", "shale-bulk"),
+                ("leveldb", "no-compression", "shale-bulk"),
+                ("leveldb", "more-memory", "shale-bulk"),
                 ("wiredtiger", "all", "shale-blobs"),
+                ("wiredtiger", "all", "shale-bulk"),
+                ("bangdb", "seq-1t", "shale-bulk"),
                 ("bangdb", "seq-4t", "shale-split"),
             ]
         );

@@ -13,8 +13,10 @@ pub(super) fn wiredtiger(size: Size) -> Study {
     );
     all.memory = Memory::CacheOnly(128 * MIB);
     // Shale with value separation (`shale-blobs`) runs here too, for
-    // fill100K's large values (the other lines' values stay in its tables).
-    all.variants = &["shale-blobs"];
+    // fill100K's large values (the other lines' values stay in its tables),
+    // and Shale loading through its bulk loader (`shale-bulk`), for fillseq,
+    // where WiredTiger's B-tree takes a bulk cursor.
+    all.variants = &["shale-blobs", "shale-bulk"];
     let mem = all.memory.describe();
     let one = |id, title, what: String, label: &str, bench| {
         bars(
