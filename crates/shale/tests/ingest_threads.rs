@@ -209,3 +209,51 @@ fn a_loader_dropped_while_its_threads_write_leaves_nothing() {
     }
     assert_eq!(db.iter().count(), 0);
 }
+
+#[test]
+fn writes_during_a_threaded_load_make_it_rewrite_its_tables_under_a_newer_sequence() {
+    let fs = FaultFs::new();
+    let db = Db::open(DIR, options(&fs, CompressionType::Snappy)).unwrap();
+    db.put(&key(5), b"old").unwrap();
+    let mut loader = db.bulk_loader().unwrap().with_threads(4).unwrap();
+    for i in 0..100_000 {
+        loader.add(&key(i), &value(i)).unwrap();
+        if i == 50_000 {
+            db.put(b"zz-during", b"written meanwhile").unwrap();
+        }
+    }
+    let snap = db.snapshot();
+    let done = loader.finish().unwrap();
+    assert!(done.rewritten);
+    assert!(done.tables.len() >= 3, "{done:?}");
+    assert_eq!(done.sequence, db.stats().last_sequence);
+    // Only the rewritten tables are left, and every entry reads back.
+    let names: BTreeSet<String> = done
+        .tables
+        .iter()
+        .map(|t| format!("{:06}.ldb", t.number))
+        .collect();
+    let files = table_files(&fs);
+    assert!(names.is_subset(&files), "{names:?} {files:?}");
+    assert_eq!(
+        files.len(),
+        names.len() + 1,
+        "the memtable's flush and the load's: {files:?}"
+    );
+    for i in (0..100_000).step_by(211) {
+        assert_eq!(db.get(&key(i)).unwrap(), Some(value(i)));
+    }
+    assert_eq!(
+        db.get(b"zz-during").unwrap().as_deref(),
+        Some(&b"written meanwhile"[..])
+    );
+    let before = shale::ReadOptions {
+        snapshot: Some(&snap),
+        ..Default::default()
+    };
+    assert_eq!(
+        db.get_with(&before, &key(5)).unwrap().as_deref(),
+        Some(&b"old"[..])
+    );
+    assert_eq!(db.get_with(&before, &key(6)).unwrap(), None);
+}

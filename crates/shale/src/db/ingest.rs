@@ -71,11 +71,29 @@ use crate::version::edit::{FileMetaData, VersionEdit};
 use crate::version::version::{some_file_overlaps_range, Version};
 use crate::version::NUM_LEVELS;
 
-/// At most this many threads write a load's tables.
+/// At most this many threads write a load's tables by default.
 const MAX_BUILD_THREADS: usize = 4;
+
+/// At most this many threads write a load's tables when asked for more.
+const MOST_BUILD_THREADS: usize = 64;
 
 /// The smallest chunk of entries handed to a table-building thread.
 const MIN_CHUNK_BYTES: usize = 64 << 10;
+
+/// The largest: a thread holds one chunk, so memory stays bounded whatever
+/// the table size and however well the entries compress.
+const MAX_CHUNK_BYTES: usize = 64 << 20;
+
+/// The threads a loader uses by default: the machine's cores, at most
+/// `MAX_BUILD_THREADS` (asked once: it may read the cgroup's limits).
+fn default_build_threads() -> usize {
+    static THREADS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *THREADS.get_or_init(|| {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(MAX_BUILD_THREADS)
+    })
+}
 
 impl Db {
     /// Starts a bulk load: sorted entries written straight into table files,
@@ -281,7 +299,9 @@ impl<'a> BulkLoader<'a> {
     /// than [`put`](Db::put) accepts; otherwise the entry is refused with
     /// [`Error::InvalidArgument`] and the loader stays as it was. A failure
     /// to write a table (an I/O error, or an entry too large for a table)
-    /// fails this call and every later one.
+    /// fails this call and every later one; with several threads
+    /// ([`with_threads`](BulkLoader::with_threads)) the call that finds it,
+    /// which may come after the entry's.
     ///
     /// ```
     /// # fn main() -> shale::Result<()> {
@@ -340,8 +360,15 @@ impl<'a> BulkLoader<'a> {
     /// one, the calling thread writes them as entries are added; with more,
     /// entries are copied into chunks of about a table's worth, each written
     /// by a thread of its own, at most `threads` at a time (0 counts as 1).
-    /// The default is the machine's parallelism, at most 4. The tables and
-    /// their contents are the same either way, cut at the chunks' ends too.
+    /// The default is the machine's parallelism, at most 4; at most 64 are
+    /// used. The tables hold the same entries either way, cut at the
+    /// chunks' ends too. Memory: one chunk per thread and the one filling,
+    /// each about a table's input (at most 64 MiB).
+    ///
+    /// With more than one thread, a failure to write a chunk's tables (an
+    /// I/O error, an entry too large for a table) is returned by the
+    /// [`add`](BulkLoader::add) that finds it, or by
+    /// [`finish`](BulkLoader::finish): a later call than the entry's.
     ///
     /// ```
     /// # fn main() -> shale::Result<()> {
@@ -598,13 +625,10 @@ struct TableSet<'a> {
 
 impl<'a> TableSet<'a> {
     fn new(inner: &'a Arc<DbInner>, sequence: SequenceNumber) -> TableSet<'a> {
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(MAX_BUILD_THREADS);
         TableSet {
             inner,
             sequence,
-            threads,
+            threads: default_build_threads(),
             direct: TableWriter::new(Arc::clone(inner), sequence),
             chunk: Chunk::default(),
             // Twice a table's bytes before the first chunk shows how well
@@ -613,7 +637,7 @@ impl<'a> TableSet<'a> {
                 .options
                 .max_file_size
                 .saturating_mul(2)
-                .max(MIN_CHUNK_BYTES),
+                .clamp(MIN_CHUNK_BYTES, MAX_CHUNK_BYTES),
             building: VecDeque::new(),
             done: Vec::new(),
             last_key: Vec::new(),
@@ -624,7 +648,7 @@ impl<'a> TableSet<'a> {
     /// Builds tables on `threads` threads from the next entry on (1: on the
     /// caller's).
     fn set_threads(&mut self, threads: usize) -> Result<()> {
-        let threads = threads.max(1);
+        let threads = threads.clamp(1, MOST_BUILD_THREADS);
         if (threads > 1) != (self.threads > 1) {
             // The tables so far come first, in order.
             self.close_current()?;
@@ -654,13 +678,7 @@ impl<'a> TableSet<'a> {
         while self.building.len() >= self.threads {
             self.join_oldest()?;
         }
-        let chunk = std::mem::replace(
-            &mut self.chunk,
-            Chunk {
-                data: Vec::with_capacity(self.chunk_bytes.saturating_add(self.chunk_bytes / 8)),
-            },
-        );
-        let chunk = Arc::new(chunk);
+        let chunk = Arc::new(std::mem::take(&mut self.chunk));
         let (inner, sequence, mine) = (Arc::clone(self.inner), self.sequence, Arc::clone(&chunk));
         let spawned = std::thread::Builder::new()
             .name("shale-bulk-load".into())
@@ -669,15 +687,29 @@ impl<'a> TableSet<'a> {
                 raw_bytes: mine.data.len(),
             });
         match spawned {
-            Ok(handle) => self.building.push_back(handle),
-            Err(_) => {
-                while !self.building.is_empty() {
-                    self.join_oldest()?;
-                }
-                let tables = chunk.build(Arc::clone(self.inner), self.sequence)?;
-                self.done.extend(tables);
+            Ok(handle) => {
+                self.building.push_back(handle);
+                // Most of the next chunk, without a reallocation per doubling.
+                self.chunk.data.reserve(self.chunk_bytes.min(8 << 20));
+                Ok(())
+            }
+            Err(e) => {
+                self.inner.info_log.log(&format!(
+                    "bulk load: no thread for a chunk of {} bytes ({e}); writing it on the caller's",
+                    chunk.data.len()
+                ));
+                self.build_here(&chunk)
             }
         }
+    }
+
+    /// Writes `chunk` on this thread, after the chunks before it.
+    fn build_here(&mut self, chunk: &Chunk) -> Result<()> {
+        while !self.building.is_empty() {
+            self.join_oldest()?;
+        }
+        let tables = chunk.build(Arc::clone(self.inner), self.sequence)?;
+        self.done.extend(tables);
         Ok(())
     }
 
@@ -689,7 +721,8 @@ impl<'a> TableSet<'a> {
         };
         let built = handle.join().map_err(|payload| {
             Error::Background(format!(
-                "a bulk load's table-building thread panicked: {}",
+                "{}: a bulk load's table-building thread panicked: {}",
+                self.inner.dir.display(),
                 panic_message(&*payload)
             ))
         })?;
@@ -705,9 +738,7 @@ impl<'a> TableSet<'a> {
             let per_table = built.raw_bytes as f64 / written as f64
                 * self.inner.options.max_file_size as f64
                 * 0.95;
-            let most = self.inner.options.max_file_size.saturating_mul(64);
-            self.chunk_bytes =
-                (per_table as usize).clamp(MIN_CHUNK_BYTES, most.max(MIN_CHUNK_BYTES));
+            self.chunk_bytes = (per_table as usize).clamp(MIN_CHUNK_BYTES, MAX_CHUNK_BYTES);
         }
         Ok(())
     }
@@ -716,7 +747,13 @@ impl<'a> TableSet<'a> {
     /// filled, and the chunks' threads.
     fn close_current(&mut self) -> Result<()> {
         if !self.chunk.data.is_empty() {
-            self.dispatch()?;
+            if self.building.is_empty() {
+                // Nothing to overlap with: no thread for it.
+                let chunk = std::mem::take(&mut self.chunk);
+                self.build_here(&chunk)?;
+            } else {
+                self.dispatch()?;
+            }
         }
         while !self.building.is_empty() {
             self.join_oldest()?;
