@@ -345,7 +345,7 @@ pub fn load(
     format: DataFormat,
     create: bool,
     batch_bytes: usize,
-    bulk: bool,
+    bulk: Option<Option<usize>>,
     tune: &WriteTuning,
     progress: ProgressMode,
 ) -> CliResult<i32> {
@@ -449,19 +449,26 @@ impl std::fmt::Display for LoadStats {
 /// a later record still wins over an earlier one with the same key. An
 /// error in the input stops the load: the entries being loaded into tables
 /// are then dropped, batches already written stay. Without `bulk`, every
-/// entry goes through write batches.
+/// entry goes through write batches; with it, `Some(n)` threads write the
+/// tables (`None`: the loader's default).
 fn load_entries(
     db: &Db,
     entries: &mut dyn EntryReader,
     batch_bytes: usize,
-    bulk: bool,
+    bulk: Option<Option<usize>>,
     tick: &mut dyn FnMut(),
 ) -> CliResult<LoadStats> {
     let mut stats = LoadStats::default();
-    let (mut loader, mut batch) = if bulk {
-        (Some(db.bulk_loader()?), WriteBatch::new())
-    } else {
-        (None, WriteBatch::with_capacity(batch_bytes + (64 << 10)))
+    let (mut loader, mut batch) = match bulk {
+        Some(threads) => {
+            let loader = db.bulk_loader()?;
+            let loader = match threads {
+                Some(n) => loader.with_threads(n)?,
+                None => loader,
+            };
+            (Some(loader), WriteBatch::new())
+        }
+        None => (None, WriteBatch::with_capacity(batch_bytes + (64 << 10))),
     };
     let mut last_key = Vec::new();
     let write = |batch: &mut WriteBatch, stats: &mut LoadStats, sync: bool| -> CliResult<()> {

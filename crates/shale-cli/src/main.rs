@@ -237,6 +237,10 @@ enum Command {
         /// memtable, as puts do), even sorted input.
         #[arg(long)]
         no_bulk: bool,
+        /// Threads that write the tables of sorted input (default: the
+        /// machine's cores, at most 4; 1 writes them on the reading thread).
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..=64))]
+        threads: Option<u16>,
         #[command(flatten)]
         tune: WriteTuning,
     },
@@ -306,6 +310,7 @@ fn run(cli: Cli) -> CliResult<i32> {
             create,
             batch_bytes,
             no_bulk,
+            threads,
             tune,
         } => io_cmd::load(
             &db,
@@ -313,7 +318,7 @@ fn run(cli: Cli) -> CliResult<i32> {
             format,
             create,
             batch_bytes,
-            !no_bulk,
+            (!no_bulk).then_some(threads.map(usize::from)),
             &tune,
             progress,
         ),

@@ -674,6 +674,44 @@ fn load_puts_sorted_input_straight_into_tables() {
 }
 
 #[test]
+fn load_threads_write_the_same_tables_contents() {
+    // About 9 MB of sorted input: several chunks of a table's input each,
+    // so that three threads write tables at once.
+    let input: String = (0..40_000u32)
+        .map(|i| {
+            let k = String::from_utf8(key(i)).unwrap();
+            let v = format!("{}-{}", "v".repeat(150 + (i % 50) as usize), i);
+            format!("{{\"key\":\"{k}\",\"value\":\"{v}\"}}\n")
+        })
+        .collect();
+    let tmp = tempfile::tempdir().unwrap();
+    let mut loaded = Vec::new();
+    for threads in ["1", "3"] {
+        let db = tmp.path().join(format!("db{threads}"));
+        shale()
+            .arg("load")
+            .arg(&db)
+            .args(["--create", "--threads", threads])
+            .write_stdin(input.clone())
+            .assert()
+            .success()
+            .stderr(contains("loaded 40000 entries straight into "));
+        let got = entries_of(&db);
+        assert_eq!(got.len(), 40_000, "--threads {threads}");
+        loaded.push(got);
+    }
+    assert!(loaded[0] == loaded[1], "the same entries either way");
+    shale()
+        .arg("load")
+        .arg(tmp.path().join("db0"))
+        .args(["--create", "--threads", "0"])
+        .write_stdin(jsonl(&[("a", "1")]))
+        .assert()
+        .failure()
+        .stderr(contains("--threads"));
+}
+
+#[test]
 fn load_with_no_bulk_writes_sorted_input_through_the_log() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("db");
