@@ -8,6 +8,14 @@
 //! `lost/`, never deleted. Data in damaged parts of files is lost, as little
 //! else as possible.
 //!
+//! Level 0 is searched newest file number first, which finds each key's
+//! newest version only if, of any two tables whose keys overlap, the one
+//! with the higher number holds only newer updates. A compaction's output
+//! breaks that (a new number for old updates, beside an older level-0 table
+//! with newer ones): when any two tables do, repair then compacts the
+//! database, which merges the tables by sequence number, so that every key
+//! reads its newest version ([`RepairReport::compacted`]).
+//!
 //! Blob files (value separation) are kept where they are: each table's
 //! blob files are found again by reading its pointers, and a logged batch
 //! whose pointer leads to no intact blob record is skipped like a damaged
@@ -100,7 +108,9 @@ use crate::version::set::MAX_FILE_NUMBER;
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct RepairReport {
-    /// The tables the new MANIFEST lists (all at level 0), by file number.
+    /// The tables the new MANIFEST lists (all at level 0), by file number;
+    /// when repair then [`compacted`](RepairReport::compacted), they were
+    /// merged into new tables and are gone.
     pub tables: Vec<RepairedTable>,
     /// Each log found, by file number: each became a table (when it held
     /// any update) and was moved to `lost/`.
@@ -113,6 +123,12 @@ pub struct RepairReport {
     pub moved_to_lost: Vec<MovedFile>,
     /// The new MANIFEST, which CURRENT names.
     pub manifest: PathBuf,
+    /// Two tables overlapped with the higher-numbered one holding older
+    /// updates than the other, which level 0's order by file number would
+    /// have read wrongly: repair compacted the database after writing the
+    /// MANIFEST, and `tables` were merged into new ones (see the module
+    /// notes).
+    pub compacted: bool,
 }
 
 impl RepairReport {
@@ -411,7 +427,7 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<RepairReport>
     sanitize(&mut options);
     let options = &options;
     let fs = options.fs.clone();
-    let _lock = fs.lock(&lock_file_name(dir))?;
+    let lock = fs.lock(&lock_file_name(dir))?;
     let icmp = InternalKeyComparator::new(options.comparator.clone());
     let table_options = TableOptions {
         comparator: Arc::new(icmp.clone()),
@@ -465,7 +481,11 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<RepairReport>
         damaged_tables: Vec::new(),
         moved_to_lost: Vec::new(),
         manifest: PathBuf::new(),
+        compacted: false,
     };
+    // Each table placed: its number, its user-key range and the range of
+    // its sequence numbers, for the check of level 0's order.
+    let mut placed: Vec<Placed> = Vec::new();
     let lost = dir.join("lost");
     let archive = |p: &Path, reason: &str, moved: &mut Vec<MovedFile>| -> Result<()> {
         fs.create_dir_all(&lost)?;
@@ -638,6 +658,12 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<RepairReport>
         match scan_table(&icmp, &table_cache, number, size) {
             Ok(Some(scanned)) => {
                 max_sequence = max_sequence.max(scanned.max_sequence);
+                placed.push(Placed {
+                    number,
+                    smallest: scanned.smallest.user_key().to_vec(),
+                    largest: scanned.largest.user_key().to_vec(),
+                    sequences: (scanned.min_sequence, scanned.max_sequence),
+                });
                 let mut meta = FileMetaData::new(number, size, scanned.smallest, scanned.largest);
                 meta.blob_files = scanned.blob_files;
                 edit.new_files.push((0, meta));
@@ -679,6 +705,14 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<RepairReport>
                     fs.rename(&table_file_name(dir, new_number), &path)?;
                     meta.number = number;
                     max_sequence = max_sequence.max(seq);
+                    // Its smallest sequence number is not known: taken as 0,
+                    // any overlap with it counts.
+                    placed.push(Placed {
+                        number,
+                        smallest: meta.smallest.user_key().to_vec(),
+                        largest: meta.largest.user_key().to_vec(),
+                        sequences: (0, seq),
+                    });
                     report.tables.push(RepairedTable {
                         number,
                         file: path.clone(),
@@ -724,7 +758,47 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<RepairReport>
     report.tables.sort_by_key(|t| t.number);
     report.damaged_tables.sort_by_key(|t| t.number);
     report.manifest = manifest;
+    if misordered(icmp.user_comparator().as_ref(), &mut placed) {
+        drop(lock);
+        let mut open_options = options.clone();
+        open_options.create_if_missing = false;
+        open_options.error_if_exists = false;
+        let db = crate::db::core::Db::open(dir, open_options)?;
+        db.compact_range(None, None)?;
+        drop(db);
+        report.compacted = true;
+    }
     Ok(report)
+}
+
+/// A table the new MANIFEST places at level 0.
+struct Placed {
+    number: u64,
+    smallest: Vec<u8>,
+    largest: Vec<u8>,
+    /// Its smallest and largest sequence numbers.
+    sequences: (u64, u64),
+}
+
+/// True if two tables overlap with the higher-numbered one not holding only
+/// newer updates than the other: level 0, searched newest number first,
+/// could then return an older version of a key.
+fn misordered(ucmp: &dyn crate::comparator::Comparator, placed: &mut [Placed]) -> bool {
+    placed.sort_by(|a, b| ucmp.compare(&a.smallest, &b.smallest));
+    for (i, a) in placed.iter().enumerate() {
+        // The tables after `a` start at or after its smallest key: they
+        // overlap it while they start at or before its largest.
+        for b in &placed[i + 1..] {
+            if ucmp.compare(&b.smallest, &a.largest) == Ordering::Greater {
+                break;
+            }
+            let (newer, older) = if a.number > b.number { (a, b) } else { (b, a) };
+            if newer.sequences.0 <= older.sequences.1 {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// What a scan of a sound table finds: its smallest and largest keys, its
@@ -733,6 +807,7 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<RepairReport>
 struct ScannedTable {
     smallest: InternalKey,
     largest: InternalKey,
+    min_sequence: u64,
     max_sequence: u64,
     blob_files: Vec<u64>,
     entries: u64,
@@ -753,11 +828,13 @@ fn scan_table(
     let mut smallest = None;
     let mut largest = Vec::new();
     let mut max_seq = 0;
+    let mut min_seq = u64::MAX;
     let mut entries = 0u64;
     while it.valid() {
         let key = it.key();
         let p = parse_internal_key(key).ok_or_else(|| Error::bad_data("bad internal key"))?;
         max_seq = max_seq.max(p.sequence);
+        min_seq = min_seq.min(p.sequence);
         if p.value_type == ValueType::BlobIndex {
             blob_files.insert(BlobPointer::decode(it.value())?.file);
         }
@@ -776,6 +853,7 @@ fn scan_table(
     Ok(smallest.map(|s| ScannedTable {
         smallest: InternalKey::from_encoded(s),
         largest: InternalKey::from_encoded(largest),
+        min_sequence: min_seq,
         max_sequence: max_seq,
         blob_files: blob_files.into_iter().collect(),
         entries,
