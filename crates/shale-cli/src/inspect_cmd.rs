@@ -589,6 +589,12 @@ pub fn repair(db: &Path, progress: ProgressMode) -> CliResult<i32> {
         human_bytes(report.bytes()),
         plural(report.entries(), "entry", "entries"),
     )?;
+    if report.compacted {
+        outln!(
+            "  compacted: a table overlapped a lower-numbered one with newer updates; \
+             merged by sequence number, so every key reads its newest version"
+        )?;
+    }
     let d = open::open_read(db)?;
     let mut bar = Progress::new(progress, "count", None, Unit::Items);
     let mut n = 0u64;

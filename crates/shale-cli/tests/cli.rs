@@ -988,6 +988,60 @@ fn repair_names_what_it_dropped() {
 }
 
 #[test]
+fn repair_says_when_it_compacted() {
+    use shale::env::FileSystem;
+    use shale::internals::{
+        table_file_name, InternalKey, InternalKeyComparator, TableBuilder, TableOptions, ValueType,
+    };
+    // Table 9 holds "k" at sequence 100, older than table 5's at 200: level
+    // 0, read newest number first, would return the older one.
+    let write = |dir: &Path, number: u64, entries: &[(&[u8], u64, &[u8])]| {
+        let icmp = InternalKeyComparator::new(std::sync::Arc::new(shale::BytewiseComparator));
+        let file = shale::env::PosixFs
+            .new_writable_file(&table_file_name(dir, number))
+            .unwrap();
+        let mut b = TableBuilder::new(TableOptions::new(std::sync::Arc::new(icmp)), file);
+        for (k, seq, v) in entries {
+            b.add(InternalKey::new(k, *seq, ValueType::Value).encoded(), v)
+                .unwrap();
+        }
+        b.finish().unwrap();
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let db = tmp.path().join("db");
+    std::fs::create_dir(&db).unwrap();
+    write(&db, 5, &[(b"k", 200, b"new")]);
+    write(&db, 9, &[(b"a", 90, b"a"), (b"k", 100, b"old")]);
+    shale()
+        .arg("repair")
+        .arg(&db)
+        .assert()
+        .success()
+        .stdout(contains(
+            "compacted: a table overlapped a lower-numbered one",
+        ));
+    shale()
+        .arg("get")
+        .arg(&db)
+        .arg("k")
+        .assert()
+        .success()
+        .stdout("new\n");
+
+    // In level 0's order: no compaction, and no such line.
+    let db = tmp.path().join("ordered");
+    std::fs::create_dir(&db).unwrap();
+    write(&db, 5, &[(b"a", 90, b"a"), (b"k", 100, b"old")]);
+    write(&db, 9, &[(b"k", 200, b"new")]);
+    shale()
+        .arg("repair")
+        .arg(&db)
+        .assert()
+        .success()
+        .stdout(contains("compacted").not());
+}
+
+#[test]
 fn every_command_has_help_with_an_example() {
     for cmd in [
         "get", "put", "delete", "scan", "count", "stats", "dump", "check", "compact", "repair",
