@@ -253,12 +253,10 @@ struct ShaleSession<'a> {
 impl<'a> ShaleSession<'a> {
     /// The session's bulk loader, started by the first put.
     fn loader(&mut self) -> Result<&mut shale::BulkLoader<'a>> {
-        if self.loader.is_none() {
-            self.loader = Some(self.db.bulk_loader().map_err(err)?);
-        }
-        self.loader
-            .as_mut()
-            .ok_or_else(|| Error::new("bulk loader missing"))
+        Ok(match &mut self.loader {
+            Some(loader) => loader,
+            slot @ None => slot.insert(self.db.bulk_loader().map_err(err)?),
+        })
     }
 }
 

@@ -470,9 +470,9 @@ struct TableWriter {
     max_file_size: u64,
     current: Option<OpenTable>,
     done: Vec<FileMetaData>,
-    /// The user key of the last entry added to `current`.
-    last_key: Vec<u8>,
-    /// The internal key being added (kept for its allocation).
+    /// The internal key of the entry being added, then of the last one
+    /// added: `current`'s largest when it is closed. (After a failed add
+    /// the writer is not used again.)
     ikey: Vec<u8>,
 }
 
@@ -484,7 +484,6 @@ impl TableWriter {
             sequence,
             current: None,
             done: Vec::new(),
-            last_key: Vec::new(),
             ikey: Vec::new(),
         }
     }
@@ -498,8 +497,6 @@ impl TableWriter {
             slot @ None => slot.insert(open_table(&self.inner, &self.ikey)?),
         };
         table.builder.add(&self.ikey, value)?;
-        self.last_key.clear();
-        self.last_key.extend_from_slice(user_key);
         if table.builder.file_size() >= self.max_file_size {
             self.close_current()?;
         }
@@ -520,7 +517,7 @@ impl TableWriter {
         });
         match finished {
             Ok(size) => {
-                let largest = InternalKey::new(&self.last_key, self.sequence, ValueType::Value);
+                let largest = InternalKey::from_encoded(self.ikey.clone());
                 self.done
                     .push(FileMetaData::new(number, size, table.smallest, largest));
                 Ok(())
