@@ -5,7 +5,8 @@
 # filter, safe code, is left out: slow under Miri), and the write path's
 # hand-offs between threads (db/handoff.rs), whose tests hand data over
 # through nothing but the hand-off under test, so that Miri reports a data
-# race if its memory orderings are too weak. (The other
+# race if its memory orderings are too weak; and a block's reverse walk,
+# which prefetches the entries it is about to decode. (The other
 # unsafe code, in env/posix.rs, calls the operating system, which Miri
 # cannot run; it is covered by the real-file tests and the kill tests.)
 #
@@ -21,4 +22,5 @@ if ! rustup run "$TOOLCHAIN" cargo miri --version >/dev/null 2>&1; then
   rustup toolchain install "$TOOLCHAIN" --profile minimal --component miri,rust-src
 fi
 cargo +"$TOOLCHAIN" miri setup >/dev/null
-exec cargo +"$TOOLCHAIN" miri test -p shale --lib -- memtable::arena memtable::skiplist memtable::tests db::handoff
+exec cargo +"$TOOLCHAIN" miri test -p shale --lib -- memtable::arena memtable::skiplist memtable::tests db::handoff \
+  sstable::block::tests::backward_stack
