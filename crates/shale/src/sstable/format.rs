@@ -39,6 +39,7 @@ use crate::env::RandomAccessFile;
 use crate::error::{Error, Result};
 use crate::util::coding::{decode_fixed32, get_varint64, put_fixed32, put_varint64};
 use crate::util::crc;
+use crate::util::prefetch::prefetch;
 
 use super::block::Block;
 use super::buffers::BlockBuf;
@@ -289,7 +290,14 @@ fn decode_block(raw: &[u8], n: usize, verify_checksums: bool) -> Result<Option<B
         }
     }
     match CompressionType::from_u8(ctype) {
-        Some(t) => compression::decompress(t, &raw[..n]),
+        Some(CompressionType::None) => Ok(None),
+        Some(t) => {
+            // The decompressor walks the input once, front to back; a
+            // reverse scan reads the mapped file's blocks in descending
+            // order, which the hardware prefetcher does not follow.
+            prefetch(&raw[..n]);
+            compression::decompress(t, &raw[..n])
+        }
         None => Err(Error::bad_data(format!("bad block type {ctype}"))),
     }
 }
