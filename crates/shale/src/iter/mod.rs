@@ -38,6 +38,11 @@ pub trait InternalIterator: Send {
     fn value(&self) -> &[u8];
     /// The first error met, if any.
     fn status(&self) -> Result<()>;
+    /// The value of the entry before the current one when the iterator
+    /// already holds it decoded (a hint for read-ahead; `None` otherwise).
+    fn peek_prev_value(&self) -> Option<&[u8]> {
+        None
+    }
 }
 
 /// An iterator over nothing, or one that only reports an error.

@@ -27,6 +27,12 @@ pub trait BlockLoader: Send {
         let _ = from_index;
         err
     }
+
+    /// A hint that the block described by `index_value` is read next:
+    /// start fetching it. Does nothing by default.
+    fn prefetch(&self, index_value: &[u8]) {
+        let _ = index_value;
+    }
 }
 
 /// Iterates the entries of all blocks of an index, in order.
@@ -130,6 +136,17 @@ impl<I: InternalIterator, L: BlockLoader> TwoLevelIterator<I, L> {
             if let (true, Some(d)) = (self.active, &mut self.data) {
                 d.seek_to_last();
             }
+            self.hint_prev_block();
+        }
+    }
+
+    /// Going backward, the block before the current one is read next: asks
+    /// the loader to fetch it ahead (the hardware does not read ahead in
+    /// descending order).
+    #[inline]
+    fn hint_prev_block(&self) {
+        if let Some(v) = self.index.peek_prev_value() {
+            self.loader.prefetch(v);
         }
     }
 
@@ -160,6 +177,9 @@ impl<I: InternalIterator, L: BlockLoader> InternalIterator for TwoLevelIterator<
 
     fn seek_to_last(&mut self) {
         self.position(|i| i.seek_to_last(), |d| d.seek_to_last());
+        if self.data_valid() {
+            self.hint_prev_block();
+        }
         self.skip_empty_blocks_backward();
     }
 
@@ -270,18 +290,27 @@ mod tests {
         fn status(&self) -> Result<()> {
             Ok(())
         }
+        fn peek_prev_value(&self) -> Option<&[u8]> {
+            let p = self.pos?.checked_sub(1)?;
+            Some(&self.entries[p].1)
+        }
     }
 
     /// Blocks are lists of keys named by the index value; "bad" fails to load.
     struct Blocks {
         blocks: Vec<(&'static str, Vec<&'static str>)>,
         loads: usize,
+        /// Every block loaded, in order.
+        loaded: Vec<String>,
+        /// Every read-ahead hint, in order.
+        prefetched: std::cell::RefCell<Vec<String>>,
     }
 
     impl BlockLoader for Blocks {
         type Iter = VecIter;
         fn load(&mut self, v: &[u8], _reuse: Option<VecIter>) -> Result<VecIter> {
             self.loads += 1;
+            self.loaded.push(String::from_utf8(v.to_vec()).unwrap());
             if v == b"bad" {
                 return Err(Error::bad_data("bad block"));
             }
@@ -295,6 +324,11 @@ mod tests {
                     .map(|k| (k.as_bytes().to_vec(), b"v".to_vec()))
                     .collect(),
             ))
+        }
+        fn prefetch(&self, v: &[u8]) {
+            self.prefetched
+                .borrow_mut()
+                .push(String::from_utf8(v.to_vec()).unwrap());
         }
     }
 
@@ -311,7 +345,15 @@ mod tests {
             .into_iter()
             .map(|(_, name, keys)| (name, keys))
             .collect();
-        TwoLevelIterator::new(index, Blocks { blocks, loads: 0 })
+        TwoLevelIterator::new(
+            index,
+            Blocks {
+                blocks,
+                loads: 0,
+                loaded: Vec::new(),
+                prefetched: Default::default(),
+            },
+        )
     }
 
     fn keys_forward(it: &mut TwoLevelIterator<VecIter, Blocks>) -> Vec<String> {
@@ -355,6 +397,25 @@ mod tests {
         it.seek(b"z");
         assert!(!it.valid());
         it.status().unwrap();
+    }
+
+    #[test]
+    fn a_backward_walk_asks_for_the_block_it_reads_next() {
+        let mut it = two_level(vec![
+            ("b", "b0", vec!["a", "b"]),
+            ("d", "b1", vec!["c", "d"]),
+            ("e", "b2", vec![]),
+            ("g", "b3", vec!["f", "g"]),
+        ]);
+        assert_eq!(keys_backward(&mut it), vec!["a", "b", "c", "d", "f", "g"]);
+        assert_eq!(it.loader.loaded, ["b3", "b2", "b1", "b0"]);
+        // Each step back to a block hints at the one before it, which is
+        // then the next block loaded; the first block has none before it.
+        assert_eq!(*it.loader.prefetched.borrow(), ["b2", "b1", "b0"]);
+        // Going forward gives no hints.
+        it.loader.prefetched.borrow_mut().clear();
+        assert_eq!(keys_forward(&mut it).len(), 6);
+        assert!(it.loader.prefetched.borrow().is_empty());
     }
 
     #[test]

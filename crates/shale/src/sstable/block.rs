@@ -814,6 +814,15 @@ impl InternalIterator for BlockIter {
             Some(e) => Err(e.duplicate()),
         }
     }
+
+    #[inline]
+    fn peek_prev_value(&self) -> Option<&[u8]> {
+        let e = self.back.entries.last()?;
+        let start = e.value_start as usize;
+        self.block
+            .entries()
+            .get(start..start.checked_add(e.value_len as usize)?)
+    }
 }
 
 #[cfg(test)]
@@ -960,6 +969,32 @@ mod tests {
                 }
                 it.status().unwrap();
             }
+        }
+    }
+
+    #[test]
+    fn peeking_back_gives_the_value_the_next_step_back_reaches() {
+        let mut rng = StdRng::seed_from_u64(7);
+        let model = random_model(&mut rng, 200);
+        for interval in [1, 3, 16] {
+            let block = build(&model, interval);
+            let mut it = iter(&block);
+            it.seek_to_last();
+            let mut peeked = 0;
+            while it.valid() {
+                let hint = it.peek_prev_value().map(<[u8]>::to_vec);
+                it.prev();
+                if let Some(v) = hint {
+                    peeked += 1;
+                    assert_eq!(it.value(), v.as_slice(), "interval {interval}");
+                }
+            }
+            // Most steps back come off the stack of a decoded run.
+            assert!(peeked > model.len() / 2, "{peeked} of {}", model.len());
+            // A forward step forgets the run: nothing to peek at.
+            it.seek_to_first();
+            it.next();
+            assert_eq!(it.peek_prev_value(), None);
         }
     }
 

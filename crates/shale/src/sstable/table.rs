@@ -102,13 +102,14 @@ impl Table {
         self.filter.is_some()
     }
 
-    /// The data block at `handle`, from the cache or the file.
+    /// The data block at `handle`, from the cache or the file, and whether it
+    /// was read from the file.
     fn block(
         &self,
         handle: &BlockHandle,
         verify_checksums: bool,
         fill_cache: bool,
-    ) -> Result<Arc<Block>> {
+    ) -> Result<(Arc<Block>, bool)> {
         let cache = self.opts.block_cache.as_ref();
         let verify = verify_checksums || self.opts.paranoid_checks;
         if let Some(block) = cache.and_then(|c| c.get(self.cache_id, handle.offset)) {
@@ -116,7 +117,7 @@ impl Table {
             // again by one that wants it checked (a compaction must never
             // copy damaged data into a table with a fresh checksum).
             if !verify || block.checksum_verified() {
-                return Ok(block);
+                return Ok((block, false));
             }
         }
         let (mut block, cachable) = read_block_shared(&self.file, self.size, handle, verify)
@@ -126,7 +127,7 @@ impl Table {
         if let (Some(c), true, true) = (cache, fill_cache, cachable) {
             c.insert(self.cache_id, handle.offset, block.clone());
         }
-        Ok(block)
+        Ok((block, true))
     }
 
     /// An iterator over the table's entries. It holds the table open.
@@ -138,6 +139,7 @@ impl Table {
                 verify_checksums,
                 fill_cache,
                 block_offset: 0,
+                last_read: false,
             },
         )
     }
@@ -200,7 +202,7 @@ impl Table {
                 return Ok(None);
             }
         }
-        let block = self.block(&handle, verify_checksums, fill_cache)?;
+        let (block, _) = self.block(&handle, verify_checksums, fill_cache)?;
         let value = block
             .point_lookup(cmp, ikey, key)
             .map_err(|e| e.in_file(&self.path, Some(handle.offset)))?;
@@ -276,6 +278,9 @@ pub struct TableBlocks {
     fill_cache: bool,
     /// Offset of the last block loaded, for error reports.
     block_offset: u64,
+    /// The last block loaded was read from the file, not the block cache:
+    /// the blocks around it are likely not cached either.
+    last_read: bool,
 }
 
 impl BlockLoader for TableBlocks {
@@ -286,7 +291,8 @@ impl BlockLoader for TableBlocks {
         let handle = BlockHandle::decode_from(&mut &index_value[..])
             .map_err(|e| e.in_file(&table.path, Some(table.index_handle.offset)))?;
         self.block_offset = handle.offset;
-        let block = table.block(&handle, self.verify_checksums, self.fill_cache)?;
+        let (block, read) = table.block(&handle, self.verify_checksums, self.fill_cache)?;
+        self.last_read = read;
         Ok(match reuse {
             Some(mut it) => {
                 it.reset(block);
@@ -303,6 +309,29 @@ impl BlockLoader for TableBlocks {
             self.block_offset
         };
         err.in_file(&self.table.path, Some(at))
+    }
+
+    fn prefetch(&self, index_value: &[u8]) {
+        // Only a mapped file's bytes can be fetched ahead, and only worth it
+        // while blocks come from the file; a bad handle is reported when
+        // the block is loaded, not here.
+        if !self.last_read {
+            return;
+        }
+        let Some(map) = self.table.file.mapped() else {
+            return;
+        };
+        let Ok(h) = BlockHandle::decode_from(&mut &index_value[..]) else {
+            return;
+        };
+        let Some(end) = h.offset.checked_add(h.size) else {
+            return;
+        };
+        if let (Ok(start), Ok(end)) = (usize::try_from(h.offset), usize::try_from(end)) {
+            if let Some(raw) = map.get(start..end) {
+                crate::util::prefetch::prefetch(raw);
+            }
+        }
     }
 }
 
