@@ -43,6 +43,11 @@ pub trait InternalIterator: Send {
     fn peek_prev_value(&self) -> Option<&[u8]> {
         None
     }
+    /// The value of the entry after the current one when the iterator can
+    /// read it without moving (a hint for read-ahead; `None` otherwise).
+    fn peek_next_value(&self) -> Option<&[u8]> {
+        None
+    }
 }
 
 /// An iterator over nothing, or one that only reports an error.

@@ -122,6 +122,17 @@ impl<I: InternalIterator, L: BlockLoader> TwoLevelIterator<I, L> {
             if let (true, Some(d)) = (self.active, &mut self.data) {
                 d.seek_to_first();
             }
+            self.hint_next_block();
+        }
+    }
+
+    /// Going forward, the block after the current one is read next: asks
+    /// the loader to fetch it ahead (a table's blocks sit in several pages,
+    /// which the hardware does not read ahead across).
+    #[inline]
+    fn hint_next_block(&self) {
+        if let Some(v) = self.index.peek_next_value() {
+            self.loader.prefetch(v);
         }
     }
 
@@ -172,6 +183,9 @@ impl<I: InternalIterator, L: BlockLoader> InternalIterator for TwoLevelIterator<
 
     fn seek_to_first(&mut self) {
         self.position(|i| i.seek_to_first(), |d| d.seek_to_first());
+        if self.data_valid() {
+            self.hint_next_block();
+        }
         self.skip_empty_blocks_forward();
     }
 
@@ -294,6 +308,9 @@ mod tests {
             let p = self.pos?.checked_sub(1)?;
             Some(&self.entries[p].1)
         }
+        fn peek_next_value(&self) -> Option<&[u8]> {
+            self.entries.get(self.pos? + 1).map(|e| &e.1[..])
+        }
     }
 
     /// Blocks are lists of keys named by the index value; "bad" fails to load.
@@ -400,7 +417,7 @@ mod tests {
     }
 
     #[test]
-    fn a_backward_walk_asks_for_the_block_it_reads_next() {
+    fn a_walk_asks_for_the_block_it_reads_next() {
         let mut it = two_level(vec![
             ("b", "b0", vec!["a", "b"]),
             ("d", "b1", vec!["c", "d"]),
@@ -412,9 +429,14 @@ mod tests {
         // Each step back to a block hints at the one before it, which is
         // then the next block loaded; the first block has none before it.
         assert_eq!(*it.loader.prefetched.borrow(), ["b2", "b1", "b0"]);
-        // Going forward gives no hints.
+        // Forward, each block hints at the one after it.
         it.loader.prefetched.borrow_mut().clear();
         assert_eq!(keys_forward(&mut it).len(), 6);
+        assert_eq!(*it.loader.prefetched.borrow(), ["b1", "b2", "b3"]);
+        // A seek hints at nothing: a point read may read one block only.
+        it.loader.prefetched.borrow_mut().clear();
+        it.seek(b"c");
+        assert_eq!(it.key(), b"c");
         assert!(it.loader.prefetched.borrow().is_empty());
     }
 

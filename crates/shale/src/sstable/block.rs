@@ -816,6 +816,16 @@ impl InternalIterator for BlockIter {
     }
 
     #[inline]
+    fn peek_next_value(&self) -> Option<&[u8]> {
+        if !self.valid() {
+            return None;
+        }
+        let h = decode_entry(self.block.entries(), self.cursor.next as usize)?;
+        let start = h.key_start + h.non_shared;
+        self.block.entries().get(start..start + h.value_len)
+    }
+
+    #[inline]
     fn peek_prev_value(&self) -> Option<&[u8]> {
         let e = self.back.entries.last()?;
         let start = e.value_start as usize;
@@ -995,6 +1005,31 @@ mod tests {
             it.seek_to_first();
             it.next();
             assert_eq!(it.peek_prev_value(), None);
+        }
+    }
+
+    #[test]
+    fn peeking_ahead_gives_the_value_the_next_step_reaches() {
+        let mut rng = StdRng::seed_from_u64(8);
+        let model = random_model(&mut rng, 200);
+        for interval in [1, 3, 16] {
+            let block = build(&model, interval);
+            let mut it = iter(&block);
+            assert_eq!(it.peek_next_value(), None, "not positioned");
+            it.seek_to_first();
+            let mut seen = 1;
+            while it.valid() {
+                let hint = it.peek_next_value().map(<[u8]>::to_vec);
+                it.next();
+                match hint {
+                    Some(v) => {
+                        seen += 1;
+                        assert_eq!(it.value(), v.as_slice(), "interval {interval}");
+                    }
+                    None => assert!(!it.valid(), "only the last entry has none after it"),
+                }
+            }
+            assert_eq!(seen, model.len());
         }
     }
 
