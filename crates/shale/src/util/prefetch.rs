@@ -1,10 +1,11 @@
 //! Cache prefetch hints for bytes a reader is about to walk in an order the
 //! hardware prefetcher does not follow.
 //!
-//! Two places use it, both measured (docs/benchmarks.md, "Reverse scans"):
-//! a block's backward run, decoded forward before its entries are handed out
-//! last first, and a compressed block about to be decompressed, which a
-//! reverse scan reads from the mapped file in descending order.
+//! Three places use it, each measured (docs/benchmarks.md, "Scans: reading
+//! ahead where the hardware does not"): a block's backward run, decoded
+//! forward before its entries are handed out last first; a compressed block
+//! about to be decompressed; and, while a scan reads blocks from the file,
+//! the block it reads next.
 
 /// Asks the CPU to start loading `bytes` into its caches, one request per
 /// 64-byte line. A hint only: it never faults and changes no data.
