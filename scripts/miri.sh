@@ -23,4 +23,4 @@ if ! rustup run "$TOOLCHAIN" cargo miri --version >/dev/null 2>&1; then
 fi
 cargo +"$TOOLCHAIN" miri setup >/dev/null
 exec cargo +"$TOOLCHAIN" miri test -p shale --lib -- memtable::arena memtable::skiplist memtable::tests db::handoff \
-  sstable::block::tests::backward_stack util::prefetch
+  sstable::block::tests::a_short_block util::prefetch

@@ -982,6 +982,31 @@ mod tests {
         }
     }
 
+    /// Small enough for Miri (`scripts/miri.sh`), which checks the walks'
+    /// prefetches and the peeks at the stacked entries.
+    #[test]
+    fn a_short_block_walks_both_ways() {
+        let mut rng = StdRng::seed_from_u64(9);
+        let model = random_model(&mut rng, 24);
+        for interval in [1, 4] {
+            check_walks(&model, interval);
+            let block = build(&model, interval);
+            let mut it = iter(&block);
+            it.seek_to_last();
+            while it.valid() {
+                let hint = it.peek_prev_value().map(<[u8]>::to_vec);
+                it.prev();
+                if let Some(v) = hint {
+                    assert_eq!(it.value(), v.as_slice());
+                }
+            }
+            it.seek_to_first();
+            let next = it.peek_next_value().map(<[u8]>::to_vec);
+            it.next();
+            assert_eq!(next.as_deref(), it.valid().then(|| it.value()));
+        }
+    }
+
     #[test]
     fn peeking_back_gives_the_value_the_next_step_back_reaches() {
         let mut rng = StdRng::seed_from_u64(7);
