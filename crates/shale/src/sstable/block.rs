@@ -982,6 +982,23 @@ mod tests {
         }
     }
 
+    /// Walks `it` from its last entry back to the start, checking that each
+    /// peek at the previous value is the value the next step reaches; the
+    /// number of steps that had a peek.
+    fn walk_back_checking_peeks(it: &mut BlockIter) -> usize {
+        it.seek_to_last();
+        let mut peeked = 0;
+        while it.valid() {
+            let hint = it.peek_prev_value().map(<[u8]>::to_vec);
+            it.prev();
+            if let Some(v) = hint {
+                peeked += 1;
+                assert_eq!(it.value(), v.as_slice());
+            }
+        }
+        peeked
+    }
+
     /// Small enough for Miri (`scripts/miri.sh`), which checks the walks'
     /// prefetches and the peeks at the stacked entries.
     #[test]
@@ -992,14 +1009,7 @@ mod tests {
             check_walks(&model, interval);
             let block = build(&model, interval);
             let mut it = iter(&block);
-            it.seek_to_last();
-            while it.valid() {
-                let hint = it.peek_prev_value().map(<[u8]>::to_vec);
-                it.prev();
-                if let Some(v) = hint {
-                    assert_eq!(it.value(), v.as_slice());
-                }
-            }
+            walk_back_checking_peeks(&mut it);
             it.seek_to_first();
             let next = it.peek_next_value().map(<[u8]>::to_vec);
             it.next();
@@ -1014,16 +1024,7 @@ mod tests {
         for interval in [1, 3, 16] {
             let block = build(&model, interval);
             let mut it = iter(&block);
-            it.seek_to_last();
-            let mut peeked = 0;
-            while it.valid() {
-                let hint = it.peek_prev_value().map(<[u8]>::to_vec);
-                it.prev();
-                if let Some(v) = hint {
-                    peeked += 1;
-                    assert_eq!(it.value(), v.as_slice(), "interval {interval}");
-                }
-            }
+            let peeked = walk_back_checking_peeks(&mut it);
             // Most steps back come off the stack of a decoded run.
             assert!(peeked > model.len() / 2, "{peeked} of {}", model.len());
             // A forward step forgets the run: nothing to peek at.
