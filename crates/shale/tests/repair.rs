@@ -457,12 +457,8 @@ fn a_higher_numbered_table_with_older_updates_does_not_hide_newer_ones() {
     assert_eq!(db.get(b"k").unwrap().as_deref(), Some(&b"new"[..]));
     assert!(report.compacted, "{report:?}");
     assert_eq!(db.get(b"a").unwrap().as_deref(), Some(&b"a"[..]));
-    let all: Vec<(Vec<u8>, Vec<u8>)> = db
-        .iter()
-        .map(|e| e.map(|(k, v)| (k.to_vec(), v.to_vec())).unwrap())
-        .collect();
     assert_eq!(
-        all,
+        contents(&db, &ReadOptions::default()).unwrap(),
         [
             (b"a".to_vec(), b"a".to_vec()),
             (b"k".to_vec(), b"new".to_vec()),
