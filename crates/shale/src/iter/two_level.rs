@@ -30,7 +30,7 @@ pub trait BlockLoader: Send {
 
     /// A hint that the block described by `index_value` is read next:
     /// start fetching it. Does nothing by default.
-    fn prefetch(&self, index_value: &[u8]) {
+    fn prefetch(&mut self, index_value: &[u8]) {
         let _ = index_value;
     }
 }
@@ -130,7 +130,7 @@ impl<I: InternalIterator, L: BlockLoader> TwoLevelIterator<I, L> {
     /// the loader to fetch it ahead (a table's blocks sit in several pages,
     /// which the hardware does not read ahead across).
     #[inline]
-    fn hint_next_block(&self) {
+    fn hint_next_block(&mut self) {
         if let Some(v) = self.index.peek_next_value() {
             self.loader.prefetch(v);
         }
@@ -155,7 +155,7 @@ impl<I: InternalIterator, L: BlockLoader> TwoLevelIterator<I, L> {
     /// the loader to fetch it ahead (the hardware does not read ahead in
     /// descending order).
     #[inline]
-    fn hint_prev_block(&self) {
+    fn hint_prev_block(&mut self) {
         if let Some(v) = self.index.peek_prev_value() {
             self.loader.prefetch(v);
         }
@@ -342,7 +342,7 @@ mod tests {
                     .collect(),
             ))
         }
-        fn prefetch(&self, v: &[u8]) {
+        fn prefetch(&mut self, v: &[u8]) {
             self.prefetched
                 .borrow_mut()
                 .push(String::from_utf8(v.to_vec()).unwrap());

@@ -110,16 +110,11 @@ impl Table {
         verify_checksums: bool,
         fill_cache: bool,
     ) -> Result<(Arc<Block>, bool)> {
+        if let Some(block) = self.cached_block(handle, verify_checksums) {
+            return Ok((block, false));
+        }
         let cache = self.opts.block_cache.as_ref();
         let verify = verify_checksums || self.opts.paranoid_checks;
-        if let Some(block) = cache.and_then(|c| c.get(self.cache_id, handle.offset)) {
-            // A block cached by a read that skipped the checksum is read
-            // again by one that wants it checked (a compaction must never
-            // copy damaged data into a table with a fresh checksum).
-            if !verify || block.checksum_verified() {
-                return Ok((block, false));
-            }
-        }
         let (mut block, cachable) = read_block_shared(&self.file, self.size, handle, verify)
             .map_err(|e| e.in_file(&self.path, Some(handle.offset)))?;
         block.set_checksum_verified(verify);
@@ -128,6 +123,21 @@ impl Table {
             c.insert(self.cache_id, handle.offset, block.clone());
         }
         Ok((block, true))
+    }
+
+    /// The data block at `handle` if the block cache holds it in a form this
+    /// read may use: a block cached by a read that skipped the checksum is
+    /// read again by one that wants it checked (a compaction must never copy
+    /// damaged data into a table with a fresh checksum).
+    #[inline]
+    fn cached_block(&self, handle: &BlockHandle, verify_checksums: bool) -> Option<Arc<Block>> {
+        let verify = verify_checksums || self.opts.paranoid_checks;
+        let block = self
+            .opts
+            .block_cache
+            .as_ref()?
+            .get(self.cache_id, handle.offset)?;
+        (!verify || block.checksum_verified()).then_some(block)
     }
 
     /// An iterator over the table's entries. It holds the table open.
@@ -140,6 +150,7 @@ impl Table {
                 fill_cache,
                 block_offset: 0,
                 last_read: false,
+                ahead: None,
             },
         )
     }
@@ -281,6 +292,11 @@ pub struct TableBlocks {
     /// The last block loaded was read from the file, not the block cache:
     /// the blocks around it are likely not cached either.
     last_read: bool,
+    /// A cached block taken from the cache ahead of its load (at its
+    /// offset), so that its bytes were on their way while the block before
+    /// it was read; the load that asks for it takes it instead of looking it
+    /// up again.
+    ahead: Option<(u64, Arc<Block>)>,
 }
 
 impl BlockLoader for TableBlocks {
@@ -291,7 +307,10 @@ impl BlockLoader for TableBlocks {
         let handle = BlockHandle::decode_from(&mut &index_value[..])
             .map_err(|e| e.in_file(&table.path, Some(table.index_handle.offset)))?;
         self.block_offset = handle.offset;
-        let (block, read) = table.block(&handle, self.verify_checksums, self.fill_cache)?;
+        let (block, read) = match self.ahead.take() {
+            Some((offset, block)) if offset == handle.offset => (block, false),
+            _ => table.block(&handle, self.verify_checksums, self.fill_cache)?,
+        };
         self.last_read = read;
         Ok(match reuse {
             Some(mut it) => {
@@ -311,17 +330,25 @@ impl BlockLoader for TableBlocks {
         err.in_file(&self.table.path, Some(at))
     }
 
-    fn prefetch(&self, index_value: &[u8]) {
-        // Only a mapped file's bytes can be fetched ahead, and only worth it
-        // while blocks come from the file; a bad handle is reported when
-        // the block is loaded, not here.
-        if !self.last_read {
-            return;
-        }
-        let Some(map) = self.table.file.mapped() else {
+    fn prefetch(&mut self, index_value: &[u8]) {
+        // A bad handle is reported when the block is loaded, not here.
+        let Ok(h) = BlockHandle::decode_from(&mut &index_value[..]) else {
             return;
         };
-        let Ok(h) = BlockHandle::decode_from(&mut &index_value[..]) else {
+        if !self.last_read {
+            // The blocks come from the cache: a cached block sits in memory
+            // of its own, away from the one before it, so its first entries
+            // would each wait for memory. Take it now and start its bytes on
+            // their way; the load takes it from here.
+            self.ahead = self
+                .table
+                .cached_block(&h, self.verify_checksums)
+                .inspect(|block| crate::util::prefetch::prefetch(block.data()))
+                .map(|block| (h.offset, block));
+            return;
+        }
+        // Only a mapped file's bytes can be fetched ahead.
+        let Some(map) = self.table.file.mapped() else {
             return;
         };
         let Some(end) = h.offset.checked_add(h.size) else {

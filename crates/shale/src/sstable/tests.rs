@@ -531,6 +531,85 @@ fn block_cache_serves_repeated_reads() {
 }
 
 #[test]
+fn cached_walks_that_turn_and_seek_read_the_right_blocks() {
+    // A scan over cached blocks takes the next block from the cache while it
+    // reads the one before (and prefetches its bytes); a walk that turns
+    // back or seeks instead must still read the block it lands in.
+    let fs = MemFs::new();
+    let path = Path::new("/w.ldb");
+    let entries: Entries = (0..600)
+        .map(|i| {
+            (
+                ikey(format!("k{:06}", i).as_bytes(), 5, ValueType::Value),
+                format!("value of {i:06} ").repeat(6).into_bytes(),
+            )
+        })
+        .collect();
+    let cache = Cache::new(4 << 20);
+    let mut opts = options(CompressionType::Snappy, false);
+    opts.block_cache = Some(cache.clone());
+    opts.block_size = 512;
+    build(&fs, path, &opts, &entries);
+    let (t, reads) = open_counting(&fs, path, &opts);
+    assert_eq!(scan_forward(&t), entries);
+    let blocks = cache.len();
+    assert!(blocks > 50, "{blocks} blocks");
+    let before = reads.load(AtomicOrdering::Relaxed);
+
+    let mut rng = StdRng::seed_from_u64(17);
+    let mut it = t.iter(true, true);
+    let mut at: Option<usize> = None;
+    for step in 0..20_000 {
+        match rng.gen_range(0..10) {
+            0..=3 => {
+                if let Some(i) = at {
+                    it.next();
+                    at = (i + 1 < entries.len()).then_some(i + 1);
+                }
+            }
+            4..=7 => {
+                if let Some(i) = at {
+                    it.prev();
+                    at = i.checked_sub(1);
+                }
+            }
+            8 => {
+                let i = rng.gen_range(0..entries.len());
+                it.seek(&entries[i].0);
+                at = Some(i);
+            }
+            _ => {
+                if rng.gen_bool(0.5) {
+                    it.seek_to_first();
+                    at = Some(0);
+                } else {
+                    it.seek_to_last();
+                    at = Some(entries.len() - 1);
+                }
+            }
+        }
+        match at {
+            Some(i) => {
+                assert!(it.valid(), "step {step}: expected entry {i}");
+                assert_eq!(
+                    (it.key(), it.value()),
+                    (&entries[i].0[..], &entries[i].1[..]),
+                    "step {step}"
+                );
+            }
+            None => assert!(!it.valid(), "step {step}"),
+        }
+    }
+    it.status().unwrap();
+    assert_eq!(
+        reads.load(AtomicOrdering::Relaxed),
+        before,
+        "every block came from the cache"
+    );
+    assert_eq!(cache.len(), blocks);
+}
+
+#[test]
 fn tables_are_read_from_many_threads() {
     let fs = MemFs::new();
     let path = Path::new("/m.ldb");

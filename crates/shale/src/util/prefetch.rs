@@ -1,11 +1,12 @@
 //! Cache prefetch hints for bytes a reader is about to walk in an order the
 //! hardware prefetcher does not follow.
 //!
-//! Three places use it, each measured (docs/benchmarks.md, "Scans: reading
-//! ahead where the hardware does not"): a block's backward run, decoded
-//! forward before its entries are handed out last first; a compressed block
-//! about to be decompressed; and, while a scan reads blocks from the file,
-//! the block it reads next.
+//! Four places use it, each measured (docs/benchmarks.md, "Scans: reading
+//! ahead where the hardware does not" and "Scans over cached blocks"): a
+//! block's backward run, decoded forward before its entries are handed out
+//! last first; a compressed block about to be decompressed; and the block a
+//! scan reads next, in the file while the scan reads blocks from the file,
+//! in the block cache while it finds them there.
 
 /// Asks the CPU to start loading `bytes` into its caches, one request per
 /// 64-byte line. A hint only: it never faults and changes no data.
