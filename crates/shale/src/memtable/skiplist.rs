@@ -71,6 +71,7 @@ use std::sync::Arc;
 
 use super::arena::Arena;
 use crate::comparator::Comparator;
+use crate::util::prefetch::prefetch_lines;
 
 /// The tallest a node can be.
 pub const MAX_HEIGHT: usize = 12;
@@ -124,6 +125,10 @@ const HEIGHT_OFFSET: usize = PTR_SIZE + 4;
 /// `next[0]` starts here: after the hint and the two u32s, pointer-aligned.
 const NEXT_OFFSET: usize = (PTR_SIZE + 8).div_ceil(PTR_SIZE) * PTR_SIZE;
 const _: () = assert!(super::arena::ALIGN.is_multiple_of(PTR_SIZE));
+
+/// Lines of a node a scan asks for ahead: the header, the links and the
+/// start of the entry (a key and the start of its value).
+const NODE_PREFETCH_LINES: usize = 2;
 
 /// A pointer to a node.
 ///
@@ -921,20 +926,36 @@ impl<H: ListHandle> Iter<H> {
     }
 
     /// Moves to the next entry (invalid past the end). No-op when invalid.
+    ///
+    /// Nodes sit in the arena in the order they were inserted, not in key
+    /// order, so each step of a scan would wait for memory: the step also
+    /// asks for the node after the new one, which the next step then finds
+    /// on its way.
     #[inline]
     pub fn next(&mut self) {
         if let Some(n) = self.node {
             self.node = n.next(0);
+            if let Some(after) = self.node.and_then(|m| m.next(0)) {
+                prefetch_lines(after.as_ptr(), NODE_PREFETCH_LINES);
+            }
         }
     }
 
     /// Moves to the previous entry (invalid before the first). No-op when invalid.
+    /// Like `next`, asks for the node before the new one (by its hint).
     #[inline]
     pub fn prev(&mut self) {
         if let Some(n) = self.node {
             let list = self.handle.list();
             let p = list.predecessor(n);
-            self.node = if p == list.head { None } else { Some(p) };
+            self.node = if p == list.head {
+                None
+            } else {
+                if let Some(before) = p.prev_hint() {
+                    prefetch_lines(before.as_ptr(), NODE_PREFETCH_LINES);
+                }
+                Some(p)
+            };
         }
     }
 
