@@ -26,4 +26,22 @@ pub trait FilterPolicy: Send + Sync {
     fn create_filter(&self, keys: &[&[u8]], dst: &mut Vec<u8>);
     /// False only if `key` was certainly not among the keys of `filter`.
     fn key_may_match(&self, key: &[u8], filter: &[u8]) -> bool;
+
+    /// Bits per key of the whole-table filter written beside this policy's
+    /// filters (a bloom filter over all of a table's user keys, in a meta
+    /// block of its own that LevelDB ignores, probed before the table's
+    /// index), and whether such filters are read. `None`, the default: none
+    /// are written or read. The built-in [`BloomFilterPolicy`](crate::BloomFilterPolicy)
+    /// gives its own bits per key.
+    fn whole_table_bits_per_key(&self) -> Option<usize> {
+        None
+    }
+
+    /// The bits per key of Shale's built-in bloom filter, when the policy is
+    /// that one: tables then make its filters from key hashes they compute
+    /// once.
+    #[doc(hidden)]
+    fn builtin_bloom_bits_per_key(&self) -> Option<usize> {
+        None
+    }
 }

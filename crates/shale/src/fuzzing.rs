@@ -37,6 +37,7 @@ use crate::sstable::filter_block::FilterBlockReader;
 use crate::sstable::format::{
     read_block_contents, BlockHandle, Footer, BLOCK_TRAILER_SIZE, FOOTER_ENCODED_LENGTH,
 };
+use crate::sstable::whole_filter::{KeyHashes, WholeFilter, WholeFilterBuilder};
 use crate::sstable::{Table, TableOptions};
 use crate::util::{coding, crc};
 use crate::version::edit::VersionEdit;
@@ -380,8 +381,9 @@ pub fn version_edit(data: &[u8]) {
     }
 }
 
-/// `data` as a filter block and as one bloom filter, probed with keys taken
-/// from it; then a filter built over those keys must match every one.
+/// `data` as a filter block, as one bloom filter and as a whole-table
+/// filter, probed with keys taken from it; then filters built over those
+/// keys must match every one.
 pub fn filter(data: &[u8]) {
     let bloom = Arc::new(BloomFilterPolicy::new(10));
     let keys: Vec<&[u8]> = data.chunks(7).take(256).collect();
@@ -400,6 +402,27 @@ pub fn filter(data: &[u8]) {
             assert!(
                 policy.key_may_match(key, &built),
                 "bloom filter false negative"
+            );
+        }
+    }
+    // The whole-table filter: `data` decoded as one (refused or answered),
+    // and one built over the keys matching every one.
+    if let Some(whole) = WholeFilter::new(data.to_vec()) {
+        for key in &keys {
+            let _ = whole.may_contain(KeyHashes::of(key));
+        }
+    }
+    for bits_per_key in [1, 10, 2000] {
+        let mut builder = WholeFilterBuilder::new();
+        for key in &keys {
+            builder.add(KeyHashes::of(key));
+        }
+        let whole = WholeFilter::new(builder.finish(bits_per_key))
+            .expect("a built whole-table filter decodes");
+        for key in &keys {
+            assert!(
+                whole.may_contain(KeyHashes::of(key)),
+                "whole-table filter false negative"
             );
         }
     }

@@ -137,6 +137,7 @@ pub mod internals {
     pub use crate::log::Writer as LogWriter;
     pub use crate::sstable::block_builder::BlockBuilder;
     pub use crate::sstable::filter_block::FilterBlockBuilder;
+    pub use crate::sstable::whole_filter::{KeyHashes, WholeFilter, WholeFilterBuilder};
     pub use crate::sstable::{Table, TableBuilder, TableOptions};
     pub use crate::util::crc::value as crc32c;
     pub use crate::version::edit::VersionEdit;

@@ -109,6 +109,22 @@ pub struct Options {
     /// # let _ = no_filter;
     /// ```
     pub filter_policy: Option<Arc<dyn FilterPolicy>>,
+    /// Beside the filter policy's filters, write in each table one filter over all of its
+    /// user keys (a blocked bloom filter at the policy's bits per key, about 1.25 bytes per
+    /// key more on disk at 10), which a lookup probes in one 64-byte line before it reads
+    /// the table's index. A read passes over a table that cannot hold its key in one wait
+    /// for memory instead of four or five. The filter is a meta block of Shale's own
+    /// (`fullfilter.shale.BlockedBloom1`), which LevelDB ignores: the tables stay
+    /// LevelDB's. While a table with such a filter is open, its per-block filter is not
+    /// held in memory. Needs a policy that gives its bits per key
+    /// ([`FilterPolicy::whole_table_bits_per_key`]: the built-in bloom filter does);
+    /// tables are read with their whole-table filter whenever they have one and the
+    /// policy does. Default: true.
+    ///
+    /// ```
+    /// assert!(shale::Options::default().whole_table_filters);
+    /// ```
+    pub whole_table_filters: bool,
     /// Let writes insert into the memtable in parallel (RocksDB's
     /// `allow_concurrent_memtable_write`, with its `enable_pipelined_write`):
     /// each writer of a write group inserts its own batch once the group is
@@ -208,6 +224,7 @@ impl Default for Options {
             bottommost_compression: None,
             reuse_logs: false,
             filter_policy: Some(Arc::new(BloomFilterPolicy::new(DEFAULT_BLOOM_BITS_PER_KEY))),
+            whole_table_filters: true,
             concurrent_memtable_writes: false,
             blob_threshold: None,
             blob_gc_age_cutoff: 0.25,

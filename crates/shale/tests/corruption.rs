@@ -307,6 +307,7 @@ enum Region {
     DataBlock,
     IndexBlock,
     FilterBlock,
+    WholeFilter,
     Metaindex,
     Footer,
     FooterPadding,
@@ -408,6 +409,7 @@ impl Damage {
                     Region::DataBlock
                         | Region::IndexBlock
                         | Region::FilterBlock
+                        | Region::WholeFilter
                         | Region::Metaindex
                 );
                 // (Zeroed bytes that run on past the block may damage a
@@ -632,6 +634,17 @@ fn damages(fx: &Fixture, exhaustive: bool) -> Vec<Damage> {
             none.clone(),
             &all,
         );
+        if let Some(whole) = t.whole_filter {
+            add(
+                &mut out,
+                exhaustive,
+                name,
+                Region::WholeFilter,
+                whole.extent(),
+                none.clone(),
+                &all,
+            );
+        }
         add(
             &mut out,
             exhaustive,
@@ -911,8 +924,10 @@ fn check_repair_report(report: &shale::RepairReport, d: &Damage, dir: &Path, cas
         }
         Region::Log => {}
         // Zeroed bytes that run on into the next region may cost a table.
-        Region::FilterBlock | Region::Metaindex | Region::FooterPadding if !contained => {}
+        Region::FilterBlock | Region::WholeFilter | Region::Metaindex | Region::FooterPadding
+            if !contained => {}
         Region::FilterBlock
+        | Region::WholeFilter
         | Region::Metaindex
         | Region::FooterPadding
         | Region::Manifest
@@ -1053,6 +1068,7 @@ const TABLE_REGIONS: &[Region] = &[
     Region::DataBlock,
     Region::IndexBlock,
     Region::FilterBlock,
+    Region::WholeFilter,
     Region::Metaindex,
     Region::Footer,
     Region::FooterPadding,

@@ -18,7 +18,8 @@ use shale::env::{read_file, FileSystem, MemFs};
 use shale::internals::fuzzing::{compressed_block_input, db_input, TARGETS};
 use shale::internals::{
     BlockBuilder, FilterBlockBuilder, InternalIterator, InternalKey, InternalKeyComparator,
-    LogWriter, Table, TableBuilder, TableOptions, ValueType, VersionEdit,
+    KeyHashes, LogWriter, Table, TableBuilder, TableOptions, ValueType, VersionEdit,
+    WholeFilterBuilder,
 };
 use shale::{
     BloomFilterPolicy, BytewiseComparator, Comparator, CompressionType, Db, FilterPolicy, Options,
@@ -480,6 +481,8 @@ fn table_seeds() -> Vec<Seed> {
     db_like.filter_policy = Some(Arc::new(BloomFilterPolicy::new(10)));
     db_like.block_size = 256;
     db_like.block_restart_interval = 4;
+    let mut whole = db_like.clone();
+    whole.whole_table_filter = true;
     let mut uncompressed = db_like.clone();
     uncompressed.compression = CompressionType::None;
     let mut zstd = db_like.clone();
@@ -506,6 +509,11 @@ fn table_seeds() -> Vec<Seed> {
             "table",
             "uncompressed-bloom".into(),
             table_bytes(uncompressed, &internal),
+        ),
+        (
+            "table",
+            "snappy-whole-filter".into(),
+            table_bytes(whole, &internal),
         ),
         (
             "table",
@@ -584,9 +592,14 @@ fn filter_seeds() -> Vec<Seed> {
     let mut bloom = Vec::new();
     let keys: Vec<&[u8]> = vec![b"apple", b"banana", b"cherry"];
     policy.create_filter(&keys, &mut bloom);
+    let mut whole = WholeFilterBuilder::new();
+    for key in &keys {
+        whole.add(KeyHashes::of(key));
+    }
     vec![
         ("filter", "filter-block".into(), block),
         ("filter", "bloom".into(), bloom),
+        ("filter", "whole-filter".into(), whole.finish(10)),
     ]
 }
 

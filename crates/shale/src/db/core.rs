@@ -413,6 +413,7 @@ impl Db {
         let table_options = TableOptions {
             comparator: Arc::new(icmp.clone()),
             filter_policy: options.filter_policy.clone(),
+            whole_table_filter: options.whole_table_filters,
             block_size: options.block_size,
             block_restart_interval: options.block_restart_interval,
             compression: options.compression,

@@ -432,6 +432,7 @@ pub fn repair(path: impl AsRef<Path>, options: &Options) -> Result<RepairReport>
     let table_options = TableOptions {
         comparator: Arc::new(icmp.clone()),
         filter_policy: options.filter_policy.clone(),
+        whole_table_filter: options.whole_table_filters,
         block_size: options.block_size,
         block_restart_interval: options.block_restart_interval.max(1),
         // Recovered logs become level-0 tables.

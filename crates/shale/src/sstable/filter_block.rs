@@ -14,6 +14,7 @@
 
 use std::sync::Arc;
 
+use super::bloom::{bloom_hash, BloomFilterPolicy};
 use crate::filter_policy::FilterPolicy;
 use crate::util::coding::{decode_fixed32, put_fixed32};
 
@@ -26,10 +27,15 @@ const FILTER_BASE: u64 = 1 << FILTER_BASE_LG;
 /// Calls follow the pattern `(start_block add_key*)* finish`.
 pub struct FilterBlockBuilder {
     policy: Arc<dyn FilterPolicy>,
-    /// Keys added since the last filter, concatenated.
+    /// The policy, when it is the built-in bloom filter: its filters are
+    /// made from the keys' hashes (in `hashes`), without copying the keys.
+    bloom: Option<BloomFilterPolicy>,
+    /// Keys added since the last filter, concatenated (other policies).
     keys: Vec<u8>,
     /// Start of each key in `keys`.
     starts: Vec<usize>,
+    /// Hashes of the keys added since the last filter (the bloom filter).
+    hashes: Vec<u32>,
     result: Vec<u8>,
     filter_offsets: Vec<u32>,
 }
@@ -38,9 +44,13 @@ impl FilterBlockBuilder {
     /// A builder making filters with `policy`.
     pub fn new(policy: Arc<dyn FilterPolicy>) -> FilterBlockBuilder {
         FilterBlockBuilder {
+            bloom: policy
+                .builtin_bloom_bits_per_key()
+                .map(BloomFilterPolicy::new),
             policy,
             keys: Vec::new(),
             starts: Vec::new(),
+            hashes: Vec::new(),
             result: Vec::new(),
             filter_offsets: Vec::new(),
         }
@@ -58,13 +68,29 @@ impl FilterBlockBuilder {
     /// Adds a key to the current filter.
     #[inline]
     pub fn add_key(&mut self, key: &[u8]) {
-        self.starts.push(self.keys.len());
-        self.keys.extend_from_slice(key);
+        self.add_key_with(key, || bloom_hash(key));
+    }
+
+    /// Adds a key to the current filter, with a way to its [`bloom_hash`]
+    /// (called only for the bloom filter's policy).
+    #[inline]
+    pub fn add_key_with(&mut self, key: &[u8], hash: impl FnOnce() -> u32) {
+        if self.bloom.is_some() {
+            self.hashes.push(hash());
+        } else {
+            self.starts.push(self.keys.len());
+            self.keys.extend_from_slice(key);
+        }
+    }
+
+    /// True when the current filter has keys.
+    fn pending(&self) -> bool {
+        !self.starts.is_empty() || !self.hashes.is_empty()
     }
 
     /// Finishes the block and returns its contents.
     pub fn finish(&mut self) -> &[u8] {
-        if !self.starts.is_empty() {
+        if self.pending() {
             self.generate_filter();
         }
         let array_offset = self.result.len() as u32;
@@ -78,8 +104,17 @@ impl FilterBlockBuilder {
 
     fn generate_filter(&mut self) {
         self.filter_offsets.push(self.result.len() as u32);
-        if self.starts.is_empty() {
+        if !self.pending() {
             // An empty range: the filter is empty too.
+            return;
+        }
+        if let Some(bloom) = &self.bloom {
+            bloom.filter_from_hashes(
+                self.hashes.len(),
+                self.hashes.iter().copied(),
+                &mut self.result,
+            );
+            self.hashes.clear();
             return;
         }
         let ends = self.starts[1..].iter().copied().chain([self.keys.len()]);

@@ -25,6 +25,7 @@ pub mod filter_block;
 pub mod format;
 pub mod table;
 pub mod table_builder;
+pub mod whole_filter;
 
 #[cfg(test)]
 mod tests;
@@ -46,6 +47,10 @@ pub struct TableOptions {
     pub comparator: Arc<dyn Comparator>,
     /// Builds and probes per-table filters over user keys. `None`: no filter.
     pub filter_policy: Option<Arc<dyn FilterPolicy>>,
+    /// Also write a whole-table filter (`sstable/whole_filter.rs`) when the
+    /// policy gives its bits per key. Read whenever present, if the policy
+    /// gives them.
+    pub whole_table_filter: bool,
     /// Approximate uncompressed size of a data block, in bytes.
     pub block_size: usize,
     /// Keys between restart points in data blocks.
@@ -68,6 +73,7 @@ impl TableOptions {
         TableOptions {
             comparator,
             filter_policy: None,
+            whole_table_filter: false,
             block_size: 4 << 10,
             block_restart_interval: 16,
             compression: CompressionType::Snappy,

@@ -23,6 +23,7 @@ use super::filter_block::FilterBlockReader;
 use super::format::{
     read_block, read_block_contents, read_block_shared, BlockHandle, Footer, FOOTER_ENCODED_LENGTH,
 };
+use super::whole_filter::{KeyHashes, WholeFilter, WHOLE_FILTER_META_KEY};
 use super::{filter_meta_key, TableOptions};
 use crate::iter::two_level::{BlockLoader, TwoLevelIterator};
 
@@ -45,6 +46,9 @@ pub struct Table {
     index_handle: BlockHandle,
     metaindex_handle: BlockHandle,
     filter: Option<FilterBlockReader>,
+    /// The whole-table filter, when the table has one the options read
+    /// (`filter` is then not loaded).
+    whole_filter: Option<WholeFilter>,
 }
 
 impl Table {
@@ -75,10 +79,24 @@ impl Table {
         let footer = Footer::decode(&footer).map_err(|e| e.in_file(&path, Some(footer_at)))?;
         let index = read_block(&*file, size, &footer.index_handle, true)
             .map_err(|e| e.in_file(&path, Some(footer.index_handle.offset)))?;
-        let filter = match read_filter(&opts, &*file, &path, size, &footer.metaindex_handle) {
-            Ok(filter) => filter,
-            Err(e) if opts.paranoid_checks => return Err(e),
-            Err(_) => None,
+        let whole_filter =
+            match read_whole_filter(&opts, &*file, &path, size, &footer.metaindex_handle) {
+                Ok(filter) => filter,
+                Err(e) if opts.paranoid_checks => return Err(e),
+                // Read with the per-block filter instead, as a table without one.
+                Err(_) => None,
+            };
+        // With a whole-table filter the per-block one is not kept; it is
+        // read only to check it when asked to be paranoid.
+        let filter = if whole_filter.is_some() && !opts.paranoid_checks {
+            None
+        } else {
+            match read_filter(&opts, &*file, &path, size, &footer.metaindex_handle) {
+                Ok(_) if whole_filter.is_some() => None,
+                Ok(filter) => filter,
+                Err(e) if opts.paranoid_checks => return Err(e),
+                Err(_) => None,
+            }
         };
         let cache_id = opts.block_cache.as_ref().map_or(0, |c| c.new_id());
         let index_fences = Fences::build(&index, &*opts.comparator);
@@ -93,6 +111,7 @@ impl Table {
             index_handle: footer.index_handle,
             metaindex_handle: footer.metaindex_handle,
             filter,
+            whole_filter,
         }))
     }
 
@@ -187,6 +206,11 @@ impl Table {
         ikey: &[u8],
         f: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<Option<R>> {
+        if let Some(filter) = &self.whole_filter {
+            if !filter.may_contain(KeyHashes::of(extract_user_key(ikey))) {
+                return Ok(None);
+            }
+        }
         let cmp = &*self.opts.comparator;
         let fences = self.index_fences.as_ref();
         let index_value = match fences.and_then(|f| f.locate(ikey)) {
@@ -249,8 +273,45 @@ impl std::fmt::Debug for Table {
             .field("size", &self.size)
             .field("index_size", &self.index.size())
             .field("has_filter", &self.filter.is_some())
+            .field("has_whole_filter", &self.whole_filter.is_some())
             .finish()
     }
+}
+
+/// Reads the whole-table filter, if the options' policy reads them and the
+/// table has one. Contents that do not follow the filter's layout are
+/// corruption.
+fn read_whole_filter(
+    opts: &TableOptions,
+    file: &dyn RandomAccessFile,
+    path: &Path,
+    size: u64,
+    metaindex_handle: &BlockHandle,
+) -> Result<Option<WholeFilter>> {
+    if opts
+        .filter_policy
+        .as_ref()
+        .and_then(|p| p.whole_table_bits_per_key())
+        .is_none()
+    {
+        return Ok(None);
+    }
+    let meta = read_block(file, size, metaindex_handle, true)
+        .map_err(|e| e.in_file(path, Some(metaindex_handle.offset)))?;
+    let mut key = Vec::new();
+    let value = meta
+        .seek_entry(&BytewiseComparator, WHOLE_FILTER_META_KEY, &mut key)
+        .map_err(|e| e.in_file(path, Some(metaindex_handle.offset)))?;
+    let Some(mut value) = value.filter(|_| key == WHOLE_FILTER_META_KEY) else {
+        return Ok(None);
+    };
+    let handle = BlockHandle::decode_from(&mut value)
+        .map_err(|e| e.in_file(path, Some(metaindex_handle.offset)))?;
+    let contents = read_block_contents(file, size, &handle, true)
+        .map_err(|e| e.in_file(path, Some(handle.offset)))?;
+    WholeFilter::new(contents)
+        .map(Some)
+        .ok_or_else(|| Error::corruption(path, Some(handle.offset), "bad whole-table filter block"))
 }
 
 /// Reads the filter named in the metaindex, if the options have a policy and

@@ -22,6 +22,7 @@ use super::block_builder::BlockBuilder;
 use super::compression::BlockCompressor;
 use super::filter_block::FilterBlockBuilder;
 use super::format::{block_trailer, BlockHandle, Footer};
+use super::whole_filter::{KeyHashes, WholeFilterBuilder, WHOLE_FILTER_META_KEY};
 use super::{filter_meta_key, TableOptions};
 
 /// Data blocks are cut at no more than this, whatever the options say, so
@@ -93,6 +94,8 @@ pub struct TableBuilder {
     last_key: Vec<u8>,
     num_entries: u64,
     filter_block: Option<FilterBlockBuilder>,
+    /// The whole-table filter and its bits per key, when one is written.
+    whole_filter: Option<(WholeFilterBuilder, usize)>,
     /// The last data block is written but its index entry is not (it waits
     /// for the next key, to choose a short separator).
     pending_index_entry: bool,
@@ -107,6 +110,12 @@ impl TableBuilder {
         if let Some(f) = &mut filter_block {
             f.start_block(0);
         }
+        let whole_filter = opts
+            .filter_policy
+            .as_ref()
+            .filter(|_| opts.whole_table_filter)
+            .and_then(|p| p.whole_table_bits_per_key())
+            .map(|bits| (WholeFilterBuilder::new(), bits));
         TableBuilder {
             block_size: opts.block_size.clamp(1, MAX_BLOCK_SIZE),
             writer: BlockWriter {
@@ -121,6 +130,7 @@ impl TableBuilder {
             last_key: Vec::new(),
             num_entries: 0,
             filter_block,
+            whole_filter,
             pending_index_entry: false,
             pending_handle: BlockHandle::default(),
             handle_encoding: Vec::new(),
@@ -155,8 +165,15 @@ impl TableBuilder {
                 .find_shortest_separator(&mut self.last_key, key);
             self.add_pending_index_entry();
         }
+        let user_key = extract_user_key(key);
+        // The bloom hash, computed once for both filters.
+        let mut hash = None;
+        let mut bloom_hash = || *hash.get_or_insert_with(|| super::bloom::bloom_hash(user_key));
         if let Some(f) = &mut self.filter_block {
-            f.add_key(extract_user_key(key));
+            f.add_key_with(user_key, &mut bloom_hash);
+        }
+        if let Some((f, _)) = &mut self.whole_filter {
+            f.add(KeyHashes::from_bloom_hash(bloom_hash()));
         }
         self.last_key.clear();
         self.last_key.extend_from_slice(key);
@@ -248,6 +265,18 @@ impl TableBuilder {
             self.handle_encoding.clear();
             handle.encode_to(&mut self.handle_encoding);
             meta.add(&filter_meta_key(&**policy), &self.handle_encoding);
+        }
+        // After LevelDB's `filter.` entry: metaindex keys are sorted.
+        if let Some((f, bits)) = &mut self.whole_filter {
+            let handle = write_raw_block(
+                &mut *w.file,
+                &mut w.offset,
+                &f.finish(*bits),
+                CompressionType::None,
+            )?;
+            self.handle_encoding.clear();
+            handle.encode_to(&mut self.handle_encoding);
+            meta.add(WHOLE_FILTER_META_KEY, &self.handle_encoding);
         }
         let metaindex_handle = w.write_block(&mut meta)?;
 

@@ -283,6 +283,8 @@ pub struct TableLayout {
     pub data: Vec<(Handle, Vec<Vec<u8>>)>,
     /// The filter block named in the metaindex, if any.
     pub filter: Option<Handle>,
+    /// The whole-table filter block (Shale's own), if any.
+    pub whole_filter: Option<Handle>,
 }
 
 impl TableLayout {
@@ -299,15 +301,18 @@ impl TableLayout {
                 (h, keys)
             })
             .collect();
-        let filter = block_entries(&block_contents(data, footer.metaindex))
-            .into_iter()
-            .find(|(k, _)| k.starts_with(b"filter."))
-            .map(|(_, v)| Handle::decode(&v, &mut 0).expect("filter handle"));
+        let meta = block_entries(&block_contents(data, footer.metaindex));
+        let named = |prefix: &[u8]| {
+            meta.iter()
+                .find(|(k, _)| k.starts_with(prefix))
+                .map(|(_, v)| Handle::decode(v, &mut 0).expect("meta block handle"))
+        };
         TableLayout {
             len: data.len() as u64,
             footer,
             data: data_blocks,
-            filter,
+            filter: named(b"filter."),
+            whole_filter: named(b"fullfilter."),
         }
     }
 
