@@ -156,6 +156,8 @@ pub struct EngineConfig {
     pub concurrent_memtable_writes: bool,
     /// Shale: flushes cut into several tables where their keys jump.
     pub split_flushes: bool,
+    /// Shale: tables carry a whole-table filter.
+    pub whole_table_filters: bool,
     /// Shale: sequential loads into a fresh database go through its bulk
     /// loader when the runner hints one ([`Engine::set_bulk_load`]).
     pub bulk_load: bool,
@@ -185,6 +187,7 @@ impl EngineConfig {
             mmap_read: flags.mmap_read,
             concurrent_memtable_writes: flags.concurrent_memtable_writes,
             split_flushes: flags.split_flushes,
+            whole_table_filters: flags.whole_table_filters,
             bulk_load: flags.bulk_load,
             blob_threshold: (flags.blob_threshold > 0).then_some(flags.blob_threshold as usize),
             blob_file_size: (flags.blob_file_size > 0).then_some(flags.blob_file_size),

@@ -170,6 +170,9 @@ pub struct Flags {
     /// Shale: flushes cut into several tables where their keys jump
     /// (`Options::split_flushes`).
     pub split_flushes: bool,
+    /// Shale: tables carry a whole-table filter beside the bloom filter
+    /// (`Options::whole_table_filters`).
+    pub whole_table_filters: bool,
     /// Shale: a sequential load into a fresh database from one thread
     /// (`fillseq`, `fillbatch`, `putseq`; WiredTiger's bulk-cursor case) goes
     /// through `Db::bulk_loader`, straight into tables, finished inside the
@@ -225,6 +228,7 @@ impl Default for Flags {
             mmap_read: true,
             concurrent_memtable_writes: false,
             split_flushes: false,
+            whole_table_filters: true,
             bulk_load: false,
             blob_threshold: 0,
             blob_file_size: 0,
@@ -427,6 +431,7 @@ where
             "mmap_read" => f.mmap_read = boolean(arg, value)?,
             "concurrent_memtable_writes" => f.concurrent_memtable_writes = boolean(arg, value)?,
             "split_flushes" => f.split_flushes = boolean(arg, value)?,
+            "whole_table_filters" => f.whole_table_filters = boolean(arg, value)?,
             "bulk_load" => f.bulk_load = boolean(arg, value)?,
             "blob_threshold" => f.blob_threshold = int_in(arg, value, 0, I32_MAX)? as u64,
             "blob_file_size" => f.blob_file_size = int_in(arg, value, 0, i64::MAX)? as u64,
@@ -538,6 +543,10 @@ pub fn usage() -> String {
         (
             "split_flushes",
             "0 (shale: a flush is cut into several tables where its keys jump)".into(),
+        ),
+        (
+            "whole_table_filters",
+            "1 (shale: each table carries one bloom filter over all its keys, probed before its index)".into(),
         ),
         (
             "bulk_load",

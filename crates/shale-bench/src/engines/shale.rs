@@ -65,6 +65,7 @@ impl ShaleEngine {
             reuse_logs: cfg.reuse_logs,
             concurrent_memtable_writes: cfg.concurrent_memtable_writes,
             split_flushes: cfg.split_flushes,
+            whole_table_filters: cfg.whole_table_filters,
             blob_threshold: cfg.blob_threshold,
             ..Default::default()
         };
@@ -102,6 +103,7 @@ impl ShaleEngine {
             setting("reuse_logs", cfg.reuse_logs),
             setting("concurrent_memtable_writes", cfg.concurrent_memtable_writes),
             setting("split_flushes", cfg.split_flushes),
+            setting("whole_table_filters", cfg.whole_table_filters),
             setting(
                 "bulk_load",
                 if cfg.bulk_load {

@@ -121,6 +121,20 @@ impl Table {
         self.filter.is_some()
     }
 
+    /// False when the table's whole-table filter shows that it holds no entry
+    /// for `user_key`; true when it may, or has no such filter. `hashes`
+    /// caches the key's filter hashes from one table to the next (`None`
+    /// until the first table with a filter computes them).
+    #[inline]
+    pub fn may_contain(&self, hashes: &mut Option<KeyHashes>, user_key: &[u8]) -> bool {
+        match &self.whole_filter {
+            Some(filter) => {
+                filter.may_contain(*hashes.get_or_insert_with(|| KeyHashes::of(user_key)))
+            }
+            None => true,
+        }
+    }
+
     /// The data block at `handle`, from the cache or the file, and whether it
     /// was read from the file.
     fn block(
@@ -190,6 +204,22 @@ impl Table {
         ikey: &[u8],
         f: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<Option<R>> {
+        let mut hashes = None;
+        if !self.may_contain(&mut hashes, extract_user_key(ikey)) {
+            return Ok(None);
+        }
+        self.get_past_filter(verify_checksums, fill_cache, ikey, f)
+    }
+
+    /// [`get`](Table::get) for a caller that has asked [`may_contain`](Table::may_contain)
+    /// already.
+    pub(crate) fn get_past_filter<R>(
+        &self,
+        verify_checksums: bool,
+        fill_cache: bool,
+        ikey: &[u8],
+        f: impl FnOnce(&[u8], &[u8]) -> R,
+    ) -> Result<Option<R>> {
         // Borrow the thread's buffer (a fresh one if the thread is exiting, or
         // if `f` itself calls `get`).
         let mut key = LOOKUP_KEY.try_with(Cell::take).unwrap_or_default();
@@ -206,11 +236,6 @@ impl Table {
         ikey: &[u8],
         f: impl FnOnce(&[u8], &[u8]) -> R,
     ) -> Result<Option<R>> {
-        if let Some(filter) = &self.whole_filter {
-            if !filter.may_contain(KeyHashes::of(extract_user_key(ikey))) {
-                return Ok(None);
-            }
-        }
         let cmp = &*self.opts.comparator;
         let fences = self.index_fences.as_ref();
         let index_value = match fences.and_then(|f| f.locate(ikey)) {

@@ -153,43 +153,46 @@ impl Version {
         let mut first_searched: Option<(&Arc<FileMetaData>, usize)> = None;
         let mut searched = 0usize;
 
+        // The key's whole-table filter hashes, computed at the first table
+        // that has such a filter.
+        let mut hashes = None;
         for (f, level) in self.files_for_key(user_key, ikey) {
+            // Charged as LevelDB charges it: every table looked at counts,
+            // whether or not its filter rules the key out.
             searched += 1;
             if searched == 1 {
                 first_searched = Some((f, level));
             }
             let table = tc.table(f.number, f.file_size)?;
-            let found =
-                table.get(
-                    verify_checksums,
-                    fill_cache,
-                    ikey,
-                    |k, v| match parse_internal_key(k) {
-                        None => Err(crate::error::Error::bad_data(format!(
-                            "bad internal key in table {:06}",
-                            f.number
-                        ))),
-                        Some(p)
-                            if self.icmp.compare_user_keys(p.user_key, user_key)
-                                == Ordering::Equal =>
-                        {
-                            match p.value_type {
-                                ValueType::Value => {
-                                    value.clear();
-                                    value.extend_from_slice(v);
-                                    Ok(Some(TableGet::Found))
-                                }
-                                ValueType::BlobIndex => {
-                                    value.clear();
-                                    value.extend_from_slice(v);
-                                    Ok(Some(TableGet::Blob))
-                                }
-                                ValueType::Deletion => Ok(Some(TableGet::Deleted)),
+            if !table.may_contain(&mut hashes, user_key) {
+                continue;
+            }
+            let found = table.get_past_filter(verify_checksums, fill_cache, ikey, |k, v| {
+                match parse_internal_key(k) {
+                    None => Err(crate::error::Error::bad_data(format!(
+                        "bad internal key in table {:06}",
+                        f.number
+                    ))),
+                    Some(p)
+                        if self.icmp.compare_user_keys(p.user_key, user_key) == Ordering::Equal =>
+                    {
+                        match p.value_type {
+                            ValueType::Value => {
+                                value.clear();
+                                value.extend_from_slice(v);
+                                Ok(Some(TableGet::Found))
                             }
+                            ValueType::BlobIndex => {
+                                value.clear();
+                                value.extend_from_slice(v);
+                                Ok(Some(TableGet::Blob))
+                            }
+                            ValueType::Deletion => Ok(Some(TableGet::Deleted)),
                         }
-                        Some(_) => Ok(None),
-                    },
-                )?;
+                    }
+                    Some(_) => Ok(None),
+                }
+            })?;
             if let Some(r) = found {
                 if let Some(hit) = r? {
                     let charge = if searched >= 2 {
