@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use super::bloom::{bloom_hash, BloomFilterPolicy};
+use super::bloom::BloomFilterPolicy;
 use crate::filter_policy::FilterPolicy;
 use crate::util::coding::{decode_fixed32, put_fixed32};
 
@@ -66,9 +66,10 @@ impl FilterBlockBuilder {
     }
 
     /// Adds a key to the current filter.
+    #[cfg(any(test, feature = "internals"))]
     #[inline]
     pub fn add_key(&mut self, key: &[u8]) {
-        self.add_key_with(key, || bloom_hash(key));
+        self.add_key_with(key, || super::bloom::bloom_hash(key));
     }
 
     /// Adds a key to the current filter, with a way to its [`bloom_hash`]

@@ -79,25 +79,8 @@ impl Table {
         let footer = Footer::decode(&footer).map_err(|e| e.in_file(&path, Some(footer_at)))?;
         let index = read_block(&*file, size, &footer.index_handle, true)
             .map_err(|e| e.in_file(&path, Some(footer.index_handle.offset)))?;
-        let whole_filter =
-            match read_whole_filter(&opts, &*file, &path, size, &footer.metaindex_handle) {
-                Ok(filter) => filter,
-                Err(e) if opts.paranoid_checks => return Err(e),
-                // Read with the per-block filter instead, as a table without one.
-                Err(_) => None,
-            };
-        // With a whole-table filter the per-block one is not kept; it is
-        // read only to check it when asked to be paranoid.
-        let filter = if whole_filter.is_some() && !opts.paranoid_checks {
-            None
-        } else {
-            match read_filter(&opts, &*file, &path, size, &footer.metaindex_handle) {
-                Ok(_) if whole_filter.is_some() => None,
-                Ok(filter) => filter,
-                Err(e) if opts.paranoid_checks => return Err(e),
-                Err(_) => None,
-            }
-        };
+        let (filter, whole_filter) =
+            read_filters(&opts, &*file, &path, size, &footer.metaindex_handle)?;
         let cache_id = opts.block_cache.as_ref().map_or(0, |c| c.new_id());
         let index_fences = Fences::build(&index, &*opts.comparator);
         Ok(Arc::new(Table {
@@ -197,6 +180,7 @@ impl Table {
     /// an entry with `ikey`'s user key at or after `ikey`, `f` sees the first
     /// such entry; otherwise the result is `None` or some later entry with
     /// another user key (callers compare user keys).
+    #[cfg(any(test, feature = "internals"))]
     pub fn get<R>(
         &self,
         verify_checksums: bool,
@@ -303,69 +287,74 @@ impl std::fmt::Debug for Table {
     }
 }
 
-/// Reads the whole-table filter, if the options' policy reads them and the
-/// table has one. Contents that do not follow the filter's layout are
-/// corruption.
-fn read_whole_filter(
+/// Reads the table's filters: its whole-table filter, when the options'
+/// policy reads them and the table has one (the filter block is then read
+/// only to be checked, under `paranoid_checks`, and not kept), else the
+/// filter block of a policy of the options' policy's name. A filter that
+/// cannot be read is an error under `paranoid_checks`; otherwise the table
+/// is read without it (a whole-table filter, with its filter block instead),
+/// as LevelDB reads a table whose filter is damaged.
+fn read_filters(
     opts: &TableOptions,
     file: &dyn RandomAccessFile,
     path: &Path,
     size: u64,
     metaindex_handle: &BlockHandle,
-) -> Result<Option<WholeFilter>> {
-    if opts
-        .filter_policy
-        .as_ref()
-        .and_then(|p| p.whole_table_bits_per_key())
-        .is_none()
-    {
-        return Ok(None);
-    }
-    let meta = read_block(file, size, metaindex_handle, true)
-        .map_err(|e| e.in_file(path, Some(metaindex_handle.offset)))?;
-    let mut key = Vec::new();
-    let value = meta
-        .seek_entry(&BytewiseComparator, WHOLE_FILTER_META_KEY, &mut key)
-        .map_err(|e| e.in_file(path, Some(metaindex_handle.offset)))?;
-    let Some(mut value) = value.filter(|_| key == WHOLE_FILTER_META_KEY) else {
-        return Ok(None);
-    };
-    let handle = BlockHandle::decode_from(&mut value)
-        .map_err(|e| e.in_file(path, Some(metaindex_handle.offset)))?;
-    let contents = read_block_contents(file, size, &handle, true)
-        .map_err(|e| e.in_file(path, Some(handle.offset)))?;
-    WholeFilter::new(contents)
-        .map(Some)
-        .ok_or_else(|| Error::corruption(path, Some(handle.offset), "bad whole-table filter block"))
-}
-
-/// Reads the filter named in the metaindex, if the options have a policy and
-/// the table a filter made by a policy of the same name.
-fn read_filter(
-    opts: &TableOptions,
-    file: &dyn RandomAccessFile,
-    path: &Path,
-    size: u64,
-    metaindex_handle: &BlockHandle,
-) -> Result<Option<FilterBlockReader>> {
+) -> Result<(Option<FilterBlockReader>, Option<WholeFilter>)> {
     let Some(policy) = &opts.filter_policy else {
-        return Ok(None);
+        return Ok((None, None));
     };
-    let meta = read_block(file, size, metaindex_handle, true)
-        .map_err(|e| e.in_file(path, Some(metaindex_handle.offset)))?;
-    let wanted = filter_meta_key(&**policy);
-    let mut key = Vec::new();
-    let value = meta
-        .seek_entry(&BytewiseComparator, &wanted, &mut key)
-        .map_err(|e| e.in_file(path, Some(metaindex_handle.offset)))?;
-    let Some(mut value) = value.filter(|_| key == wanted) else {
-        return Ok(None);
+    let meta = match read_block(file, size, metaindex_handle, true) {
+        Ok(meta) => meta,
+        Err(e) if opts.paranoid_checks => {
+            return Err(e.in_file(path, Some(metaindex_handle.offset)))
+        }
+        Err(_) => return Ok((None, None)),
     };
-    let handle = BlockHandle::decode_from(&mut value)
-        .map_err(|e| e.in_file(path, Some(metaindex_handle.offset)))?;
-    let contents = read_block_contents(file, size, &handle, true)
-        .map_err(|e| e.in_file(path, Some(handle.offset)))?;
-    Ok(Some(FilterBlockReader::new(policy.clone(), contents)))
+    // The contents of the meta block named `name`, with its offset.
+    let meta_block = |name: &[u8]| -> Result<Option<(u64, Vec<u8>)>> {
+        let mut key = Vec::new();
+        let value = meta
+            .seek_entry(&BytewiseComparator, name, &mut key)
+            .map_err(|e| e.in_file(path, Some(metaindex_handle.offset)))?;
+        let Some(mut value) = value.filter(|_| key == name) else {
+            return Ok(None);
+        };
+        let handle = BlockHandle::decode_from(&mut value)
+            .map_err(|e| e.in_file(path, Some(metaindex_handle.offset)))?;
+        let contents = read_block_contents(file, size, &handle, true)
+            .map_err(|e| e.in_file(path, Some(handle.offset)))?;
+        Ok(Some((handle.offset, contents)))
+    };
+    let whole = match policy
+        .whole_table_bits_per_key()
+        .map(|_| meta_block(WHOLE_FILTER_META_KEY))
+    {
+        Some(Ok(Some((at, contents)))) => match WholeFilter::new(contents) {
+            Some(filter) => Some(filter),
+            None if opts.paranoid_checks => {
+                return Err(Error::corruption(
+                    path,
+                    Some(at),
+                    "bad whole-table filter block",
+                ))
+            }
+            None => None,
+        },
+        Some(Err(e)) if opts.paranoid_checks => return Err(e),
+        _ => None,
+    };
+    if whole.is_some() && !opts.paranoid_checks {
+        return Ok((None, whole));
+    }
+    let filter = match meta_block(&filter_meta_key(&**policy)) {
+        Ok(block) => block
+            .filter(|_| whole.is_none())
+            .map(|(_, contents)| FilterBlockReader::new(policy.clone(), contents)),
+        Err(e) if opts.paranoid_checks => return Err(e),
+        Err(_) => None,
+    };
+    Ok((filter, whole))
 }
 
 /// Loads a table's data blocks for its iterator.
