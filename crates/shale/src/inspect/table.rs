@@ -7,6 +7,7 @@ use super::{compare_internal, crc, decode_fixed32, get_varint32, get_varint64};
 use crate::env::{FileSystem, PosixFs, RandomAccessFile};
 use crate::error::{Error, Result};
 use crate::sstable::compression::{self, CompressionType};
+use crate::sstable::whole_filter::{WholeFilter, WHOLE_FILTER_META_KEY};
 
 const FOOTER_LEN: u64 = 48;
 const TRAILER_LEN: u64 = 5;
@@ -333,6 +334,24 @@ impl TableFile {
                 parse_filter(policy, block, &raw)
                     .map_err(|r| corrupt(block.offset, format!("filter block: {r}")))?,
             );
+        }
+
+        if let Some(m) = table
+            .meta
+            .iter()
+            .find(|m| m.name.as_bytes() == WHOLE_FILTER_META_KEY)
+        {
+            let block = m.block;
+            table.check_handle(block, footer_at).map_err(|r| {
+                corrupt(block.offset, format!("whole-table filter block handle {r}"))
+            })?;
+            let (_, raw) = table.read_block(block, "whole-table filter block")?;
+            if WholeFilter::new(raw).is_none() {
+                return Err(corrupt(
+                    block.offset,
+                    "whole-table filter block: not the filter's layout".into(),
+                ));
+            }
         }
 
         let (_, index_raw) = table.read_block(index_block, "index block")?;
