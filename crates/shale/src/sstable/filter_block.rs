@@ -72,8 +72,8 @@ impl FilterBlockBuilder {
         self.add_key_with(key, || super::bloom::bloom_hash(key));
     }
 
-    /// Adds a key to the current filter, with a way to its [`bloom_hash`]
-    /// (called only for the bloom filter's policy).
+    /// Adds a key to the current filter, with a way to its bloom hash
+    /// (`bloom::bloom_hash`, called only for the bloom filter's policy).
     #[inline]
     pub fn add_key_with(&mut self, key: &[u8], hash: impl FnOnce() -> u32) {
         if self.bloom.is_some() {

@@ -42,11 +42,11 @@ const TRAILER: usize = 6;
 const VERSION: u8 = 1;
 const MAX_PROBES: u8 = 30;
 
-/// The two hashes of a user key that place it in a whole-table filter.
+/// The hash of a user key that places it in a whole-table filter (its
+/// bloom hash, `h1`; `h2` is mixed from it where the bits are set).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KeyHashes {
     line: u32,
-    bits: u32,
 }
 
 impl KeyHashes {
@@ -59,10 +59,7 @@ impl KeyHashes {
     /// The hashes of a user key whose [`bloom_hash`] is `line`.
     #[inline]
     pub fn from_bloom_hash(line: u32) -> KeyHashes {
-        KeyHashes {
-            line,
-            bits: line.wrapping_mul(MIX).rotate_left(16),
-        }
+        KeyHashes { line }
     }
 }
 
@@ -126,8 +123,9 @@ fn line_of(h: KeyHashes, lines: u32) -> usize {
 /// wrapping additions (512 divides 2^32, so the steps agree with the formula).
 #[inline]
 fn probes(h: KeyHashes, k: u8) -> impl Iterator<Item = u32> {
-    let d = h.bits.rotate_right(17) | 1;
-    let mut bit = h.bits;
+    let h2 = h.line.wrapping_mul(MIX).rotate_left(16);
+    let d = h2.rotate_right(17) | 1;
+    let mut bit = h2;
     (0..k).map(move |_| {
         let b = bit % LINE_BITS;
         bit = bit.wrapping_add(d);
