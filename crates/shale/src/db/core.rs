@@ -222,6 +222,8 @@ pub(crate) struct State {
     pub(crate) blob_gc_values: u64,
     /// The waits of writers for room since the open, by cause.
     pub(crate) stalls: WriteStalls,
+    /// How far writers are behind on level 0's slowdown (see `db/write/throttle.rs`).
+    pub(crate) throttle: crate::db::write::throttle::WriteThrottle,
     /// The last synchronous write group (see `DbInner::gather_sync_group`).
     pub(crate) last_sync_group: Option<SyncGroup>,
 }
@@ -462,6 +464,7 @@ impl Db {
             imm_blob: None,
             blob_gc_values: 0,
             stalls: WriteStalls::default(),
+            throttle: Default::default(),
             last_sync_group: None,
         };
         let blob_cache = Arc::new(BlobCache::new(fs.clone(), &dir, options.comparator.clone()));

@@ -715,18 +715,23 @@ impl DbInner {
                 return Err(e.duplicate());
             }
             let l0 = st.versions.num_level_files(0);
+            if l0 < limits.slowdown {
+                st.throttle.reset();
+            }
             if allow_delay && l0 >= limits.slowdown {
-                // Spread the delay over many writes instead of stopping one
-                // for seconds: wait up to 1 ms (LevelDB's delay), but no
-                // longer than until the background thread finishes a step,
-                // which may have emptied level 0.
-                self.bg_cv.notify_one();
-                self.wait_for_work(
-                    st,
-                    StallCause::Level0Slowdown,
-                    Some(Duration::from_millis(1)),
-                );
+                // Slow writers in proportion to their own pace, more as
+                // level 0 fills (see `throttle.rs`); a sleep ends early when
+                // the background thread finishes a step, which may have
+                // emptied level 0.
                 allow_delay = false;
+                let now = Instant::now();
+                let factor = throttle::slowdown_factor(l0, limits);
+                if let Some(sleep) = st.throttle.charge(now, factor) {
+                    self.bg_cv.notify_one();
+                    self.wait_for_work(st, StallCause::Level0Slowdown, Some(sleep));
+                    let woke = Instant::now();
+                    st.throttle.slept(woke.saturating_duration_since(now), woke);
+                }
             } else if !force && self.memtable_has_room(st) {
                 return Ok(());
             } else if st.last_allocated != st.versions.last_sequence {
@@ -881,6 +886,8 @@ fn take_outcome(w: &Writer) -> Result<()> {
 fn write_panicked(payload: &(dyn std::any::Any + Send)) -> Error {
     Error::Background(format!("a write panicked: {}", panic_message(payload)))
 }
+
+pub(crate) mod throttle;
 
 #[cfg(test)]
 mod tests;

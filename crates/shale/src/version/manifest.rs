@@ -117,7 +117,7 @@ impl VersionSet {
         let mut builder = Builder::new(self.icmp.clone(), self.current.clone());
         builder.apply(edit, &mut self.compact_pointer);
         let mut version = builder.save();
-        finalize(&mut version, self.l0_limits().compaction);
+        finalize(&mut version, self.l0_limits());
 
         let mut new_manifest = None;
         if self.descriptor_log.is_none() {
@@ -286,7 +286,7 @@ impl VersionSet {
 
         let mut v = builder.save();
         check_files(&self.icmp, &v).map_err(corrupt)?;
-        finalize(&mut v, self.l0_limits().compaction);
+        finalize(&mut v, self.l0_limits());
         self.install(v);
         self.last_sequence = last_sequence;
         self.log_number = log_number;

@@ -199,16 +199,28 @@ impl VersionSet {
     }
 }
 
-/// Computes the level most in need of compaction; level 0 is due at
-/// `l0_trigger` files.
-pub(super) fn finalize(v: &mut Version, l0_trigger: usize) {
+/// Computes the level most in need of compaction. Level 0 is due at
+/// `limits.compaction` files; once it reaches `limits.slowdown` it goes
+/// first whatever the deeper levels' scores, since only level 0 slows
+/// writers (a deeper level over its size costs write amplification, not
+/// stalls), unless level 1 has grown to [`L1_SCORE_CAP`] times its size:
+/// every level-0 compaction rewrites the part of level 1 it overlaps, and
+/// with level 1 never compacted those would grow without bound.
+pub(super) fn finalize(v: &mut Version, limits: L0Limits) {
     let mut best_level = 0;
     let mut best_score = -1.0;
+    let l1_score = v.level_bytes(1) as f64 / max_bytes_for_level(1);
     for level in 0..NUM_LEVELS - 1 {
         let score = if level == 0 {
             // Count files rather than bytes at level 0: with big write buffers
             // there are few, large files, and every read merges all of them.
-            v.num_files(0) as f64 / l0_trigger.max(1) as f64
+            let files = v.num_files(0);
+            let score = files as f64 / limits.compaction.max(1) as f64;
+            if files >= limits.slowdown && l1_score < L1_SCORE_CAP {
+                score + L0_SLOWDOWN_PRIORITY
+            } else {
+                score
+            }
         } else {
             v.level_bytes(level) as f64 / max_bytes_for_level(level)
         };
@@ -220,6 +232,13 @@ pub(super) fn finalize(v: &mut Version, l0_trigger: usize) {
     v.compaction_level = best_level;
     v.compaction_score = best_score;
 }
+
+/// Added to level 0's score once writers slow down for it: more than any
+/// deeper level's score can reach in practice.
+const L0_SLOWDOWN_PRIORITY: f64 = 1e6;
+
+/// Level 1's score up to which level 0 goes first once writers slow down.
+const L1_SCORE_CAP: f64 = 4.0;
 
 /// Applies a sequence of edits to a base version without copying it per edit.
 pub(super) struct Builder {
@@ -291,5 +310,71 @@ impl Builder {
             v.files[level] = files;
         }
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::keys::{InternalKey, ValueType};
+    use crate::BytewiseComparator;
+
+    const LIMITS: L0Limits = L0Limits {
+        compaction: 4,
+        slowdown: 8,
+        stop: 12,
+    };
+
+    /// A version with `l0` level-0 files and `l1_bytes` at level 1 (one file).
+    fn version(l0: usize, l1_bytes: u64) -> Version {
+        let mut v = Version::new(InternalKeyComparator::new(Arc::new(BytewiseComparator)));
+        let file = |number: u64, size: u64| {
+            Arc::new(FileMetaData::new(
+                number,
+                size,
+                InternalKey::new(b"a", number, ValueType::Value),
+                InternalKey::new(b"z", number, ValueType::Value),
+            ))
+        };
+        for n in 0..l0 {
+            v.files[0].push(file(n as u64 + 10, 1 << 20));
+        }
+        v.files[1].push(file(1, l1_bytes));
+        v
+    }
+
+    const MB: u64 = 1 << 20;
+
+    #[test]
+    fn the_level_with_the_highest_score_is_compacted_first() {
+        // Level 0 due (6 of 4 files: 1.5), level 1 at twice its size (2.0).
+        let mut v = version(6, 20 * MB);
+        finalize(&mut v, LIMITS);
+        assert_eq!(v.compaction_level, 1);
+        assert_eq!(v.compaction_score, 2.0);
+        // Under its count level 0 is not due; level 1 under its size neither.
+        let mut v = version(3, 5 * MB);
+        finalize(&mut v, LIMITS);
+        assert!(v.compaction_score < 1.0);
+    }
+
+    #[test]
+    fn level_0_goes_first_once_writers_slow_down_for_it() {
+        // 8 files: writers slow down. Level 1 at three times its size would
+        // win on scores (3.0 against 2.0), but only level 0 stalls writers.
+        let mut v = version(8, 30 * MB);
+        finalize(&mut v, LIMITS);
+        assert_eq!(v.compaction_level, 0);
+        assert!(v.compaction_score >= 1.0);
+    }
+
+    #[test]
+    fn level_1_grown_past_the_cap_goes_first_even_with_level_0_slowing_writers() {
+        // Level 1 at five times its size: every level-0 compaction would
+        // rewrite all of it, so it is shrunk first.
+        let mut v = version(9, 50 * MB);
+        finalize(&mut v, LIMITS);
+        assert_eq!(v.compaction_level, 1);
+        assert_eq!(v.compaction_score, 5.0);
     }
 }
