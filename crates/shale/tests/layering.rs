@@ -135,7 +135,8 @@ fn load_module(
         p.push(child.clone());
         let flat = dir.join(format!("{child}.rs"));
         if flat.exists() {
-            load_module(out, p, &flat, dir.clone(), false);
+            // `child.rs`'s own children live in `child/`.
+            load_module(out, p, &flat, dir.join(&child), false);
         } else {
             let sub = dir.join(&child);
             load_module(out, p, &sub.join("mod.rs"), sub, true);
