@@ -48,7 +48,7 @@ pub struct Table {
     filter: Option<FilterBlockReader>,
     /// The whole-table filter, when the table has one the options read
     /// (`filter` is then not loaded).
-    whole_filter: Option<WholeFilter>,
+    whole_filter: Option<Arc<WholeFilter>>,
 }
 
 impl Table {
@@ -94,7 +94,7 @@ impl Table {
             index_handle: footer.index_handle,
             metaindex_handle: footer.metaindex_handle,
             filter,
-            whole_filter,
+            whole_filter: whole_filter.map(Arc::new),
         }))
     }
 
@@ -116,6 +116,12 @@ impl Table {
             }
             None => true,
         }
+    }
+
+    /// The table's whole-table filter, if it has one.
+    #[inline]
+    pub fn whole_filter(&self) -> Option<&Arc<WholeFilter>> {
+        self.whole_filter.as_ref()
     }
 
     /// The data block at `handle`, from the cache or the file, and whether it

@@ -32,9 +32,11 @@
 use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use crate::error::{Error, Result};
 use crate::keys::{InternalKey, SequenceNumber};
+use crate::sstable::whole_filter::WholeFilter;
 use crate::util::coding::{
     get_length_prefixed_slice, get_varint32, get_varint64, put_length_prefixed_slice, put_varint32,
     put_varint64,
@@ -82,6 +84,10 @@ pub struct FileMetaData {
     /// The blob files the table holds pointers into, sorted, without
     /// repeats (empty for a database without value separation).
     pub blob_files: Vec<u64>,
+    /// The table's whole-table filter (`None` inside when it has none),
+    /// kept here once a lookup has opened the table while the file was at
+    /// level 0: see [`crate::version::version::Version::get`].
+    pub l0_filter: OnceLock<Option<Arc<WholeFilter>>>,
 }
 
 impl FileMetaData {
@@ -99,6 +105,7 @@ impl FileMetaData {
             largest,
             allowed_seeks: AtomicI64::new(FileMetaData::initial_allowed_seeks(file_size)),
             blob_files: Vec::new(),
+            l0_filter: OnceLock::new(),
         }
     }
 
@@ -144,6 +151,7 @@ impl Clone for FileMetaData {
             largest: self.largest.clone(),
             allowed_seeks: AtomicI64::new(self.allowed_seeks()),
             blob_files: self.blob_files.clone(),
+            l0_filter: OnceLock::new(),
         }
     }
 }

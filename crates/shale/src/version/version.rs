@@ -17,7 +17,8 @@ use crate::keys::{
     parse_internal_key, InternalKey, InternalKeyComparator, LookupKey, ValueType,
     MAX_SEQUENCE_NUMBER, VALUE_TYPE_FOR_SEEK,
 };
-use crate::sstable::TableIterator;
+use crate::sstable::whole_filter::KeyHashes;
+use crate::sstable::{Table, TableIterator};
 use crate::table_cache::TableCache;
 use crate::version::edit::FileMetaData;
 use crate::version::NUM_LEVELS;
@@ -88,6 +89,43 @@ pub enum TableGet {
     Absent,
 }
 
+/// A lookup in progress through the tables of a version.
+struct Search<'a, 'k> {
+    user_key: &'k [u8],
+    ikey: &'k [u8],
+    verify_checksums: bool,
+    fill_cache: bool,
+    /// The first table searched, charged a seek if another is searched too.
+    first: Option<(&'a Arc<FileMetaData>, usize)>,
+    /// Tables searched so far.
+    searched: usize,
+    /// The key's whole-table filter hashes, once computed.
+    hashes: Option<KeyHashes>,
+}
+
+impl<'a> Search<'a, '_> {
+    /// Counts `f` (at `level`) as searched: every table looked at counts,
+    /// whether or not its filter rules the key out, as LevelDB charges it.
+    #[inline]
+    fn count(&mut self, f: &'a Arc<FileMetaData>, level: usize) {
+        self.searched += 1;
+        if self.searched == 1 {
+            self.first = Some((f, level));
+        }
+    }
+
+    /// The seek to charge: the first table searched, if there were two.
+    fn charge(&self) -> Option<SeekCharge> {
+        if self.searched < 2 {
+            return None;
+        }
+        self.first.map(|(file, level)| SeekCharge {
+            file: file.clone(),
+            level,
+        })
+    }
+}
+
 /// A file that was searched without holding the key while a later file did:
 /// reads like this are charged to it, and enough of them trigger its compaction.
 pub struct SeekCharge {
@@ -139,6 +177,14 @@ impl Version {
 
     /// Looks `key` up in the tables, newest data first. When the result is
     /// [`TableGet::Found`], `value` holds the value (its old contents replaced).
+    ///
+    /// A lookup may probe every level-0 file, and with a small write buffer
+    /// there may be dozens; most of their filters say no. So the first
+    /// lookup that opens a level-0 table keeps its whole-table filter in the
+    /// file's metadata (`FileMetaData::l0_filter`), and later lookups ask
+    /// that filter without finding the table in the table cache. (Bounded:
+    /// level 0 holds a few dozen files at most, and a file's metadata at a
+    /// deeper level is a new one, without it.)
     pub fn get(
         &self,
         tc: &TableCache,
@@ -148,96 +194,146 @@ impl Version {
         value: &mut Vec<u8>,
     ) -> Result<(TableGet, Option<SeekCharge>)> {
         let user_key = key.user_key();
-        let ikey = key.internal_key();
-        // Borrowed: cloned only when a seek is charged to it.
-        let mut first_searched: Option<(&Arc<FileMetaData>, usize)> = None;
-        let mut searched = 0usize;
+        let mut search = Search {
+            user_key,
+            ikey: key.internal_key(),
+            verify_checksums,
+            fill_cache,
+            first: None,
+            searched: 0,
+            // Computed at the first table that has a whole-table filter.
+            hashes: None,
+        };
 
-        // The key's whole-table filter hashes, computed at the first table
-        // that has such a filter.
-        let mut hashes = None;
-        for (f, level) in self.files_for_key(user_key, ikey) {
-            // Charged as LevelDB charges it: every table looked at counts,
-            // whether or not its filter rules the key out.
-            searched += 1;
-            if searched == 1 {
-                first_searched = Some((f, level));
-            }
-            let table = tc.table(f.number, f.file_size)?;
-            if !table.may_contain(&mut hashes, user_key) {
+        // Level 0, newest (last) first.
+        for f in self.files[0].iter().rev() {
+            if !self.covers(f, user_key) {
                 continue;
             }
-            let found = table.get_past_filter(verify_checksums, fill_cache, ikey, |k, v| {
-                match parse_internal_key(k) {
-                    None => Err(crate::error::Error::bad_data(format!(
-                        "bad internal key in table {:06}",
-                        f.number
-                    ))),
-                    Some(p)
-                        if self.icmp.compare_user_keys(p.user_key, user_key) == Ordering::Equal =>
-                    {
-                        match p.value_type {
-                            ValueType::Value => {
-                                value.clear();
-                                value.extend_from_slice(v);
-                                Ok(Some(TableGet::Found))
-                            }
-                            ValueType::BlobIndex => {
-                                value.clear();
-                                value.extend_from_slice(v);
-                                Ok(Some(TableGet::Blob))
-                            }
-                            ValueType::Deletion => Ok(Some(TableGet::Deleted)),
-                        }
+            let hit = match f.l0_filter.get() {
+                Some(Some(filter)) => {
+                    search.count(f, 0);
+                    let h = *search.hashes.get_or_insert_with(|| KeyHashes::of(user_key));
+                    if !filter.may_contain(h) {
+                        continue;
                     }
-                    Some(_) => Ok(None),
+                    let table = tc.table(f.number, f.file_size)?;
+                    self.search_past_filter(&search, f, &table, value)?
                 }
-            })?;
-            if let Some(r) = found {
-                if let Some(hit) = r? {
-                    let charge = if searched >= 2 {
-                        first_searched.map(|(file, level)| SeekCharge {
-                            file: file.clone(),
-                            level,
-                        })
-                    } else {
-                        None
-                    };
-                    return Ok((hit, charge));
+                _ => {
+                    let table = tc.table(f.number, f.file_size)?;
+                    let _ = f.l0_filter.set(table.whole_filter().cloned());
+                    self.search_table(&mut search, f, 0, &table, value)?
                 }
+            };
+            if let Some(hit) = hit {
+                return Ok((hit, search.charge()));
             }
         }
-        let charge = if searched >= 2 {
-            first_searched.map(|(file, level)| SeekCharge {
-                file: file.clone(),
-                level,
-            })
-        } else {
-            None
-        };
-        Ok((TableGet::Absent, charge))
+
+        for (f, level) in self.deeper_files_for_key(user_key, search.ikey) {
+            let table = tc.table(f.number, f.file_size)?;
+            if let Some(hit) = self.search_table(&mut search, f, level, &table, value)? {
+                return Ok((hit, search.charge()));
+            }
+        }
+        Ok((TableGet::Absent, search.charge()))
+    }
+
+    /// Looks the key of `search` up in `table` (the table of `f`, at
+    /// `level`): `None` if it holds no entry for the key.
+    fn search_table<'a>(
+        &self,
+        search: &mut Search<'a, '_>,
+        f: &'a Arc<FileMetaData>,
+        level: usize,
+        table: &Table,
+        value: &mut Vec<u8>,
+    ) -> Result<Option<TableGet>> {
+        search.count(f, level);
+        if !table.may_contain(&mut search.hashes, search.user_key) {
+            return Ok(None);
+        }
+        self.search_past_filter(search, f, table, value)
+    }
+
+    /// [`Version::search_table`] once the table's whole-table filter (if
+    /// any) has let the key through.
+    fn search_past_filter(
+        &self,
+        search: &Search<'_, '_>,
+        f: &FileMetaData,
+        table: &Table,
+        value: &mut Vec<u8>,
+    ) -> Result<Option<TableGet>> {
+        let user_key = search.user_key;
+        let found = table.get_past_filter(
+            search.verify_checksums,
+            search.fill_cache,
+            search.ikey,
+            |k, v| match parse_internal_key(k) {
+                None => Err(crate::error::Error::bad_data(format!(
+                    "bad internal key in table {:06}",
+                    f.number
+                ))),
+                Some(p) if self.icmp.compare_user_keys(p.user_key, user_key) == Ordering::Equal => {
+                    match p.value_type {
+                        ValueType::Value => {
+                            value.clear();
+                            value.extend_from_slice(v);
+                            Ok(Some(TableGet::Found))
+                        }
+                        ValueType::BlobIndex => {
+                            value.clear();
+                            value.extend_from_slice(v);
+                            Ok(Some(TableGet::Blob))
+                        }
+                        ValueType::Deletion => Ok(Some(TableGet::Deleted)),
+                    }
+                }
+                Some(_) => Ok(None),
+            },
+        )?;
+        match found {
+            Some(r) => r,
+            None => Ok(None),
+        }
+    }
+
+    /// True if the user-key range of `f` covers `user_key`.
+    #[inline]
+    fn covers(&self, f: &FileMetaData, user_key: &[u8]) -> bool {
+        self.icmp.compare_user_keys(user_key, f.smallest.user_key()) != Ordering::Less
+            && self.icmp.compare_user_keys(user_key, f.largest.user_key()) != Ordering::Greater
     }
 
     /// The files that may hold entries for `user_key`, in the order a lookup
     /// searches them, with their levels: every level-0 file whose range
-    /// covers the key, newest (highest number, last) first; then at most one
-    /// file per deeper level, found by binary search on `ikey` (an internal
-    /// key for `user_key`).
+    /// covers the key, newest (highest number, last) first; then
+    /// [`Version::deeper_files_for_key`].
     fn files_for_key<'a>(
         &'a self,
         user_key: &'a [u8],
         ikey: &'a [u8],
     ) -> impl Iterator<Item = (&'a Arc<FileMetaData>, usize)> + 'a {
-        let icmp = &self.icmp;
         let l0 = self.files[0]
             .iter()
             .rev()
-            .filter(move |f| {
-                icmp.compare_user_keys(user_key, f.smallest.user_key()) != Ordering::Less
-                    && icmp.compare_user_keys(user_key, f.largest.user_key()) != Ordering::Greater
-            })
+            .filter(move |f| self.covers(f, user_key))
             .map(|f| (f, 0));
-        let deeper = (1..NUM_LEVELS).filter_map(move |level| {
+        l0.chain(self.deeper_files_for_key(user_key, ikey))
+    }
+
+    /// At most one file per level below 0 that may hold entries for
+    /// `user_key`, found by binary search on `ikey` (an internal key for
+    /// `user_key`), shallowest first.
+    fn deeper_files_for_key<'a>(
+        &'a self,
+        user_key: &'a [u8],
+        ikey: &'a [u8],
+    ) -> impl Iterator<Item = (&'a Arc<FileMetaData>, usize)> + 'a {
+        let icmp = &self.icmp;
+        (1..NUM_LEVELS).filter_map(move |level| {
             let files = &self.files[level];
             if files.is_empty() {
                 return None;
@@ -245,8 +341,7 @@ impl Version {
             let f = files.get(find_file(icmp, files, ikey))?;
             (icmp.compare_user_keys(user_key, f.smallest.user_key()) != Ordering::Less)
                 .then_some((f, level))
-        });
-        l0.chain(deeper)
+        })
     }
 
     /// Accounts for an iterator having read the entry with internal key
@@ -558,6 +653,7 @@ impl crate::iter::level::LevelFile for FileMetaData {
 mod tests {
     use super::*;
     use crate::testutil::{icmp, ikey};
+    use std::path::Path;
 
     #[test]
     fn level_0_limits_grow_as_the_write_buffer_shrinks() {
@@ -645,5 +741,79 @@ mod tests {
         let v = version();
         assert!(!v.record_read_sample(b"short"));
         assert_eq!(seeks(&v, 0, 0), FileMetaData::initial_allowed_seeks(1000));
+    }
+
+    /// Writes table `number` of `/db` holding `keys` (values `v`), and its
+    /// metadata.
+    fn write_table(
+        fs: &Arc<dyn crate::env::FileSystem>,
+        opts: &crate::sstable::TableOptions,
+        number: u64,
+        keys: &[&str],
+    ) -> Arc<FileMetaData> {
+        let path = crate::filename::table_file_name(Path::new("/db"), number);
+        let mut b =
+            crate::sstable::TableBuilder::new(opts.clone(), fs.new_writable_file(&path).unwrap());
+        for k in keys {
+            b.add(&ikey(k.as_bytes(), number, ValueType::Value), b"v")
+                .unwrap();
+        }
+        let size = b.finish().unwrap();
+        Arc::new(FileMetaData::new(
+            number,
+            size,
+            InternalKey::new(keys[0].as_bytes(), number, ValueType::Value),
+            InternalKey::new(keys[keys.len() - 1].as_bytes(), number, ValueType::Value),
+        ))
+    }
+
+    #[test]
+    fn a_level_0_lookup_its_kept_filters_rule_out_needs_no_table() {
+        let mem: Arc<dyn crate::env::FileSystem> = Arc::new(crate::env::MemFs::new());
+        mem.create_dir_all(Path::new("/db")).unwrap();
+        let options = crate::Options {
+            fs: mem.clone(),
+            ..crate::Options::default()
+        };
+        let mut topts = crate::sstable::TableOptions::new(Arc::new(icmp()));
+        topts.whole_table_filter = true;
+        topts.filter_policy = Some(Arc::new(crate::BloomFilterPolicy::new(10)));
+        let tc = TableCache::new(Path::new("/db"), &options, topts.clone());
+        let mut v = Version::new(icmp());
+        let keys: Vec<String> = (0..200).map(|i| format!("k{i:04}")).collect();
+        let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+        v.files[0] = vec![
+            write_table(&mem, &topts, 7, &keys[..150]),
+            write_table(&mem, &topts, 8, &keys[50..]),
+        ];
+        let get = |user_key: &str| {
+            let mut value = Vec::new();
+            let key = LookupKey::new(user_key.as_bytes(), 100);
+            v.get(&tc, false, true, &key, &mut value).map(|(r, _)| r)
+        };
+        assert_eq!(get("k0100").unwrap(), TableGet::Found);
+        // Both tables searched once: their filters are kept.
+        let absent: Vec<String> = (0..100).map(|i| format!("k{:04}x", i * 2)).collect();
+        for k in &absent {
+            assert_eq!(get(k).unwrap(), TableGet::Absent);
+        }
+        // The tables are gone from the cache and the disk; keys their
+        // filters rule out are still answered (a false positive would need
+        // the table: about 1 in 100 per table, so a few may).
+        for n in [7, 8] {
+            tc.evict(n);
+            mem.remove_file(&crate::filename::table_file_name(Path::new("/db"), n))
+                .unwrap();
+        }
+        let answered = absent
+            .iter()
+            .filter(|k| get(k).ok() == Some(TableGet::Absent))
+            .count();
+        assert!(
+            answered >= 90,
+            "{answered} of 100 answered without the tables"
+        );
+        // A key a filter lets through needs its table: an error, not a miss.
+        assert!(get("k0100").is_err());
     }
 }
