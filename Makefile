@@ -1,8 +1,8 @@
 # The two entry points (see README.md):
 #   make report   - set up, build the peers and db_bench in release mode, run
 #                   the benchmark report
-#   make test     - set up, run every test (the Rust workspace's, the
-#                   Python package's: make python-test, the memtable's
+#   make test     - set up, run every test (the Rust workspace's, the API
+#                   docs' links: make doc, the Python package's: make python-test, the memtable's
 #                   unsafe code under Miri: scripts/miri.sh, and the
 #                   multi-threaded tests under ThreadSanitizer: make tsan)
 #   make install-c PREFIX=DIR - build and install the C library (see README.md)
@@ -25,7 +25,7 @@ JOBS ?=
 # `test` clears it so that the tests use Debian's binary packages.
 PEERS_DIR ?= $(CURDIR)/target/peers
 
-.PHONY: setup peers peers-db-bench test python-test tsan report build fmt clippy install-c
+.PHONY: setup peers peers-db-bench test python-test tsan doc report build fmt clippy install-c
 
 setup:
 	PY_VENV=$(abspath $(PY_VENV)) bash scripts/setup.sh
@@ -44,9 +44,14 @@ build: setup peers
 test: export SHALE_PEERS_DIR =
 test: setup
 	$(CARGO) test --workspace --all-features
+	$(MAKE) --no-print-directory doc
 	$(MAKE) --no-print-directory python-test
 	bash scripts/miri.sh
 	$(MAKE) --no-print-directory tsan
+
+# The API documentation, with every intra-doc link resolved.
+doc:
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --workspace --all-features --no-deps
 
 # The engine's multi-threaded tests built with ThreadSanitizer (nightly,
 # std rebuilt with it, into target/tsan); TSAN_ROUNDS=N runs them N times.

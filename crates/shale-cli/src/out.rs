@@ -1,6 +1,6 @@
 //! Standard output and standard error of every command.
 //!
-//! Commands write their output only through here: [`outln!`], or a writer
+//! Commands write their output only through here: `outln!`, or a writer
 //! of their own whose errors go through [`output_error`]. Never `print!`:
 //! it panics when the reader has gone (`shale stats ./db | head`). When
 //! standard output is a pipe whose reader has closed it, the command ends
@@ -12,7 +12,7 @@
 //! would still panic. Rust leaves SIGPIPE ignored, so a write to a closed
 //! pipe returns `BrokenPipe` and is handled here.
 //!
-//! Standard error carries messages only ([`errln!`], [`err!`]): when it
+//! Standard error carries messages only (`errln!`, `err!`): when it
 //! is closed they are lost, which is no reason to stop or change a
 //! command's exit code. `clippy::print_stdout` and `clippy::print_stderr`
 //! are denied in main.rs so that every write comes through here.

@@ -210,7 +210,7 @@ fn sync_writes_per_sec(engine: &Engine) -> f64 {
     }
 }
 
-/// Ops/s assumed when nothing was measured yet, from [`BASELINE_MICROS`]:
+/// Ops/s assumed when nothing was measured yet, from the table of baseline timings (`BASELINE_MICROS`):
 /// each benchmark is priced like the baseline benchmark it resembles.
 pub fn nominal_ops_per_sec(bench: &str, engine: &Engine, job: &Job) -> f64 {
     if job.value_size >= 10_000 || bench == "fill100K" {

@@ -116,8 +116,8 @@ impl WriteBatch {
     ///
     /// Fails with [`Error::InvalidArgument`] (leaving the batch unchanged) if
     /// the key is longer than [`MAX_KEY_LEN`], the value than
-    /// [`MAX_VALUE_LEN`], the two together take more than [`MAX_ENTRY_LEN`]
-    /// bytes in the memtable (see [`check_update`]), or the batch already
+    /// [`MAX_VALUE_LEN`], the two together take more than `u32::MAX` bytes
+    /// in a memtable entry (with their lengths and tag), or the batch already
     /// holds `u32::MAX` updates. Nothing oversized ever reaches the log.
     ///
     /// ```
@@ -412,8 +412,8 @@ impl WriteBatch {
 pub const MAX_KEY_LEN: usize = u32::MAX as usize - 8;
 
 /// The longest value a batch takes: values are stored with a 32-bit length.
-/// (A value this long leaves no room for the rest of its memtable entry:
-/// see [`MAX_ENTRY_LEN`].)
+/// (A value this long leaves no room for the rest of its memtable entry,
+/// which may take at most `u32::MAX` bytes.)
 ///
 /// ```
 /// assert_eq!(shale::MAX_VALUE_LEN, u32::MAX as usize);

@@ -200,7 +200,7 @@ const COMPRESSED_BLOCK_TYPES: [Option<CompressionType>; 7] = [
     None,
 ];
 
-/// `data[0]` selects a block type (see [`COMPRESSED_BLOCK_TYPES`]), the rest
+/// `data[0]` selects a block type (see `COMPRESSED_BLOCK_TYPES`), the rest
 /// is a block as stored in a table; it gets a trailer whose checksum
 /// matches and is read as a table block is (by positional reads and from a
 /// mapping, with and without the checksum check). Contents that decode must

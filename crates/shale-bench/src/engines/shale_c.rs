@@ -6,7 +6,7 @@
 //! The library exports the same `leveldb_*` symbols as LevelDB, which this
 //! binary links, so it is not linked but loaded at run time with
 //! `dlopen(RTLD_NOW | RTLD_LOCAL)` (its symbols stay out of the global
-//! scope) and its functions looked up with `dlsym` into a [`LevelDbApi`]
+//! scope) and its functions looked up with `dlsym` into a `LevelDbApi`
 //! table. It is found at `$SHALE_C_LIB` if set, else next to the running
 //! executable (`target/<profile>/libshale_c.so`, where `cargo build -p
 //! shale-c` or `make build` put it, also from `target/<profile>/deps`).

@@ -81,8 +81,8 @@ impl Db {
     /// Sets `key` to `value`. A key longer than
     /// [`MAX_KEY_LEN`](crate::batch::MAX_KEY_LEN), a value longer than
     /// [`MAX_VALUE_LEN`](crate::batch::MAX_VALUE_LEN), or a pair
-    /// too long together for one memtable entry
-    /// ([`MAX_ENTRY_LEN`](crate::batch::MAX_ENTRY_LEN)) is refused with
+    /// too long together for one memtable entry (`u32::MAX` bytes with
+    /// their lengths and tag) is refused with
     /// [`Error::InvalidArgument`] before anything is written.
     ///
     /// ```

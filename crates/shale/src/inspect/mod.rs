@@ -5,7 +5,7 @@
 //! CURRENT.
 //!
 //! Everything here only reads, takes no lock and trusts no byte: damage is
-//! reported as [`Error::Corruption`] naming the file and the offset, or
+//! reported as [`Error::Corruption`](crate::Error::Corruption) naming the file and the offset, or
 //! listed in a [`CheckReport`], never a panic. Keys of tables are taken as
 //! LevelDB's internal keys (user key, then 7 bytes of sequence number and
 //! one of type) ordered by the bytewise comparator, LevelDB's default.
