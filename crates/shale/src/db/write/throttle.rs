@@ -92,6 +92,7 @@ impl WriteThrottle {
 mod tests {
     use super::*;
 
+    /// The counts of a 1 MB write buffer: 16, 32, 48.
     const LIMITS: L0Limits = L0Limits {
         compaction: 16,
         slowdown: 32,
@@ -104,18 +105,15 @@ mod tests {
 
     #[test]
     fn the_factor_starts_at_half_speed_and_doubles_each_quarter_to_the_stop() {
+        assert_eq!(L0Limits::for_write_buffer(1 << 20), LIMITS);
         assert_eq!(slowdown_factor(32, LIMITS), 2.0);
         assert_eq!(slowdown_factor(36, LIMITS), 4.0);
         assert_eq!(slowdown_factor(40, LIMITS), 8.0);
         assert_eq!(slowdown_factor(44, LIMITS), 16.0);
         assert_eq!(slowdown_factor(48, LIMITS), 32.0);
         assert_eq!(slowdown_factor(100, LIMITS), 32.0);
-        // LevelDB's counts: one file per quarter.
-        let leveldb = L0Limits {
-            compaction: 4,
-            slowdown: 8,
-            stop: 12,
-        };
+        // LevelDB's counts (a 4 MB write buffer): one file per quarter.
+        let leveldb = L0Limits::for_write_buffer(4 << 20);
         assert_eq!(slowdown_factor(8, leveldb), 2.0);
         assert_eq!(slowdown_factor(11, leveldb), 16.0);
         // Degenerate limits do not divide by zero.
