@@ -31,7 +31,7 @@ impl BlobWriter {
     /// Creates blob file `number` in `dir` and writes its header.
     pub fn create(fs: &dyn FileSystem, dir: &Path, number: u64) -> Result<BlobWriter> {
         let path = blob_file_name(dir, number);
-        let mut file = fs.new_writable_file(&path)?;
+        let mut file = fs.new_blob_file(&path)?;
         file.append(&header())?;
         Ok(BlobWriter {
             file,

@@ -142,6 +142,15 @@ pub trait FileSystem: Send + Sync + 'static {
     fn new_log_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
         self.new_writable_file(path)
     }
+    /// Creates (or truncates) a blob file: a file written in large appends
+    /// on behalf of the caller of a write, synced rarely. Like
+    /// [`new_writable_file`](FileSystem::new_writable_file), but the file
+    /// system may reserve space ahead of the data (without changing the
+    /// file's size; `close` releases what was not used) and write back in
+    /// the background. The default is `new_writable_file`.
+    fn new_blob_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
+        self.new_writable_file(path)
+    }
     /// Opens a file for appending, creating it if missing.
     fn new_appendable_file(&self, path: &Path) -> Result<Box<dyn WritableFile>>;
     /// True if `path` exists.

@@ -260,3 +260,49 @@ fn posix_writes_mixed_small_and_large_appends_in_order() {
     w.close().unwrap();
     assert_eq!(read_file(&fs, &path).unwrap(), expected);
 }
+
+/// A posix blob file keeps its size at the data while it reserves space
+/// ahead (write-back started on the write-back thread, appends visible at
+/// once after a flush), and close releases the reserve: the file holds no
+/// more blocks than its data needs.
+#[test]
+#[cfg_attr(miri, ignore)]
+fn posix_blob_files_reserve_ahead_without_growing_and_release_on_close() {
+    use std::os::unix::fs::MetadataExt;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let fs = PosixFs::new();
+    let path = tmp.path().join("000009.blob");
+    let mut w = fs.new_blob_file(&path).unwrap();
+    let mut data = Vec::new();
+    // Past a few write-back intervals, in appends of every kind.
+    let mut i = 0usize;
+    while data.len() < 3 << 20 {
+        let n = [7, 100_000, posix::DIRECT_APPEND_MIN, 33, 250_000][i % 5];
+        let chunk: Vec<u8> = (0..n).map(|j| (i * 7 + j % 253) as u8).collect();
+        w.append(&chunk).unwrap();
+        data.extend_from_slice(&chunk);
+        i += 1;
+    }
+    w.flush().unwrap();
+    assert_eq!(
+        fs.file_size(&path).unwrap(),
+        data.len() as u64,
+        "the reserve does not change the size"
+    );
+    assert_eq!(
+        read_file(&fs, &path).unwrap(),
+        data,
+        "flushed appends are visible"
+    );
+    w.sync().unwrap();
+    w.close().unwrap();
+    assert_eq!(read_file(&fs, &path).unwrap(), data);
+    let allocated = std::fs::metadata(&path).unwrap().blocks() * 512;
+    let needed = (data.len() as u64).div_ceil(1 << 16) << 16;
+    assert!(
+        allocated <= needed,
+        "{allocated} bytes allocated for {} bytes of data: the reserve was not released",
+        data.len()
+    );
+}
