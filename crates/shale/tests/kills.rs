@@ -8,7 +8,9 @@
 //! real file system (`PosixFs`) and writes a deterministic history: write
 //! `i` (a put, a delete or a batch, one in 50 synchronous; its values name
 //! `i`) is a function of the seed and `i` (every other child writes with
-//! `concurrent_memtable_writes`). After each write returns it
+//! `concurrent_memtable_writes`, and two children in three with value
+//! separation: values of 400 bytes or more, about half, go to blob
+//! files). After each write returns it
 //! prints `ack i` and flushes. The parent kills it (`Child::kill`, SIGKILL)
 //! either 0-3 ms after it starts opening the database (so during open and
 //! recovery) or a random number of acknowledged writes in (during writes,
@@ -50,6 +52,9 @@ const CHILD_SEED_ENV: &str = "SHALE_KILL_CHILD_SEED";
 const CHILD_START_ENV: &str = "SHALE_KILL_CHILD_START";
 const CHILD_REUSE_ENV: &str = "SHALE_KILL_CHILD_REUSE_LOGS";
 const CHILD_CONCURRENT_ENV: &str = "SHALE_KILL_CHILD_CONCURRENT_MEMTABLE_WRITES";
+const CHILD_BLOBS_ENV: &str = "SHALE_KILL_CHILD_BLOBS";
+/// The blob threshold of the children that separate values.
+const BLOB_THRESHOLD: usize = 400;
 const SEED_ENV: &str = "SHALE_KILL_SEED";
 /// The test whose body the child runs.
 const CHILD_TEST: &str = "kills_sample";
@@ -75,13 +80,22 @@ fn history(seed: u64, i: u64) -> (Write, bool) {
     (write, i.is_multiple_of(50))
 }
 
-fn options(reuse_logs: bool, concurrent_memtable_writes: bool) -> Options {
+/// The options of a child; the same without the modes for the checks.
+#[derive(Clone, Copy, Debug, Default)]
+struct Modes {
+    reuse_logs: bool,
+    concurrent_memtable_writes: bool,
+    blobs: bool,
+}
+
+fn options(m: Modes) -> Options {
     Options {
         create_if_missing: true,
         write_buffer_size: 64 << 10,
         max_file_size: 1 << 20,
-        reuse_logs,
-        concurrent_memtable_writes,
+        reuse_logs: m.reuse_logs,
+        concurrent_memtable_writes: m.concurrent_memtable_writes,
+        blob_threshold: m.blobs.then_some(BLOB_THRESHOLD),
         ..Default::default()
     }
 }
@@ -96,15 +110,18 @@ fn env_u64(name: &str) -> u64 {
 fn child(dir: &Path) -> ! {
     let seed = env_u64(CHILD_SEED_ENV);
     let start = env_u64(CHILD_START_ENV);
-    let reuse_logs = env_u64(CHILD_REUSE_ENV) == 1;
-    let concurrent = env_u64(CHILD_CONCURRENT_ENV) == 1;
+    let modes = Modes {
+        reuse_logs: env_u64(CHILD_REUSE_ENV) == 1,
+        concurrent_memtable_writes: env_u64(CHILD_CONCURRENT_ENV) == 1,
+        blobs: env_u64(CHILD_BLOBS_ENV) == 1,
+    };
     let mut out = std::io::stdout().lock();
     let mut say = |line: String| {
         writeln!(out, "{line}").unwrap();
         out.flush().unwrap();
     };
     say("opening".to_string());
-    let db = match Db::open(dir, options(reuse_logs, concurrent)) {
+    let db = match Db::open(dir, options(modes)) {
         Ok(db) => db,
         Err(e) => {
             say(format!("error: open: {e}"));
@@ -146,20 +163,18 @@ struct Killed {
 }
 
 /// Runs a child on `dir` from write `start` and kills it at `at`.
-fn run_child(
-    dir: &Path,
-    seed: u64,
-    start: u64,
-    (reuse_logs, concurrent): (bool, bool),
-    at: KillAt,
-) -> Killed {
+fn run_child(dir: &Path, seed: u64, start: u64, modes: Modes, at: KillAt) -> Killed {
     let mut child: Child = Command::new(std::env::current_exe().unwrap())
         .args(["--exact", CHILD_TEST, "--nocapture", "--test-threads=1"])
         .env(CHILD_DIR_ENV, dir)
         .env(CHILD_SEED_ENV, seed.to_string())
         .env(CHILD_START_ENV, start.to_string())
-        .env(CHILD_REUSE_ENV, u64::from(reuse_logs).to_string())
-        .env(CHILD_CONCURRENT_ENV, u64::from(concurrent).to_string())
+        .env(CHILD_REUSE_ENV, u64::from(modes.reuse_logs).to_string())
+        .env(
+            CHILD_CONCURRENT_ENV,
+            u64::from(modes.concurrent_memtable_writes).to_string(),
+        )
+        .env(CHILD_BLOBS_ENV, u64::from(modes.blobs).to_string())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -245,6 +260,9 @@ fn kill_rounds(rounds: u32, default_seed: u64) {
     let mut model = Contents::new();
     let mut start = 0;
     let mut kills_in_open = 0;
+    // Blob files found by the checks (so that the blob children were
+    // killed with values in blob files).
+    let mut blob_files_seen = 0;
     for round in 0..rounds {
         let at = if rng.gen_ratio(1, 4) {
             kills_in_open += 1;
@@ -252,21 +270,35 @@ fn kill_rounds(rounds: u32, default_seed: u64) {
         } else {
             KillAt::Acked(rng.gen_range(0..1500), rng.gen_range(0..2000))
         };
-        let reuse_logs = rng.gen_ratio(1, 3);
-        // Every other child with concurrent memtable writes.
-        let concurrent = round % 2 == 1;
-        let killed = run_child(&dir, seed, start, (reuse_logs, concurrent), at);
+        let modes = Modes {
+            reuse_logs: rng.gen_ratio(1, 3),
+            // Every other child with concurrent memtable writes.
+            concurrent_memtable_writes: round % 2 == 1,
+            // Two in three with value separation.
+            blobs: round % 3 != 0,
+        };
+        let killed = run_child(&dir, seed, start, modes, at);
 
         let context = format!(
             "seed {seed} ({SEED_ENV}={seed} reruns), round {round}: a child started at write \
-             {start} (reuse_logs {reuse_logs}, concurrent_memtable_writes {concurrent}), was killed at {at:?} having acknowledged writes \
+             {start} ({modes:?}), was killed at {at:?} having acknowledged writes \
              up to {}; {}",
             killed.acked, killed.output
         );
         // Check a copy, so that the next child recovers from the kill itself.
         let check = tmp.path().join(format!("check{round}"));
         copy_dir(&dir, &check);
-        let db = Db::open(&check, options(false, false))
+        blob_files_seen += std::fs::read_dir(&check)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".blob")
+            })
+            .count();
+        let db = Db::open(&check, options(Modes::default()))
             .unwrap_or_else(|e| panic!("{context}\nthe database does not open: {e}"));
         let found = contents(&db).unwrap_or_else(|e| panic!("{context}\nreading: {e}"));
         drop(db);
@@ -281,7 +313,11 @@ fn kill_rounds(rounds: u32, default_seed: u64) {
         }
         start += p as u64;
     }
-    println!("{rounds} kills ({kills_in_open} while opening), {start} writes (seed {seed})");
+    println!(
+        "{rounds} kills ({kills_in_open} while opening), {start} writes, {blob_files_seen} blob \
+         files seen by the checks (seed {seed})"
+    );
+    assert!(blob_files_seen > 0, "no check found a blob file");
 }
 
 #[test]
