@@ -833,8 +833,8 @@ impl FileSystem for PosixFs {
         }
     }
 
-    /// Reserves space [`BLOB_RESERVE_STEP`] bytes at a time and starts
-    /// write-back on the write-back thread (see [`writeback_thread`]).
+    /// Reserves space 4 MB at a time and starts write-back on a shared
+    /// write-back thread (see the module documentation).
     fn new_blob_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
         let file = File::create(path).map_err(|e| Error::io(path, e))?;
         let mut w = PosixWritable::new(path, file);
