@@ -418,14 +418,16 @@ impl PosixWritable {
     /// the file system's allocation on every page (ext4's delayed
     /// allocation costs about a third of a large buffered write).
     fn reserve(&mut self, n: usize) {
-        let end = self.written + n as u64;
+        let end = self.written.saturating_add(n as u64);
         if self.reserve_step == 0 || end <= self.reserved {
             return;
         }
         let Some(file) = self.file.as_deref() else {
             return;
         };
-        let new_end = end.div_ceil(self.reserve_step) * self.reserve_step;
+        let new_end = end
+            .div_ceil(self.reserve_step)
+            .saturating_mul(self.reserve_step);
         if keep_size_fallocate(file, self.reserved, new_end - self.reserved).is_ok() {
             self.reserved = new_end;
         } else {
