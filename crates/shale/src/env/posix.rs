@@ -775,6 +775,11 @@ fn fcntl_lock(file: &File, path: &Path) -> Result<()> {
 }
 
 fn open_writable(path: &Path, append: bool) -> Result<Box<dyn WritableFile>> {
+    Ok(Box::new(open_posix_writable(path, append)?))
+}
+
+/// Opens `path` for writing: appending to it, or created or truncated.
+fn open_posix_writable(path: &Path, append: bool) -> Result<PosixWritable> {
     let mut o = OpenOptions::new();
     o.write(true).create(true);
     if append {
@@ -783,7 +788,7 @@ fn open_writable(path: &Path, append: bool) -> Result<Box<dyn WritableFile>> {
         o.truncate(true);
     }
     let file = o.open(path).map_err(|e| Error::io(path, e))?;
-    Ok(Box::new(PosixWritable::new(path, file)))
+    Ok(PosixWritable::new(path, file))
 }
 
 impl FileSystem for PosixFs {
@@ -838,8 +843,7 @@ impl FileSystem for PosixFs {
     /// Reserves space 4 MB at a time and starts write-back on a shared
     /// write-back thread (see the module documentation).
     fn new_blob_file(&self, path: &Path) -> Result<Box<dyn WritableFile>> {
-        let file = File::create(path).map_err(|e| Error::io(path, e))?;
-        let mut w = PosixWritable::new(path, file);
+        let mut w = open_posix_writable(path, false)?;
         w.reserve_step = BLOB_RESERVE_STEP;
         w.background_writeback = true;
         Ok(Box::new(w))
